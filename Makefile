@@ -1,0 +1,42 @@
+# Every target installs what it needs into .venv by itself: on a fresh machine with Python 3.11,
+# `make demo` and `make test` are the whole set-up.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+SRC    := src tests bench
+# Two workers match the two cores of the CI machine.
+PYTEST_WORKERS ?= 2
+
+.PHONY: install demo test lint typecheck imports pytest bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/glimmer demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(SRC)
+	$(BIN)/ruff format --check $(SRC)
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
+pytest: $(STAMP)
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
+
+test: lint typecheck imports pytest
+
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

@@ -1,0 +1,8 @@
+"""glimmer: evidence-backed fitness verdicts for GPU nodes, links and clusters."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("glimmer")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"

@@ -1,0 +1,1 @@
+"""cli: the typer commands; formatting only (tables, progress, JSON output)."""

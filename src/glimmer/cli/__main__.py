@@ -1,0 +1,3 @@
+from glimmer.cli.app import main
+
+main()

@@ -1,0 +1,72 @@
+"""The ``glimmer`` command: one Typer app; each command module registers its own commands.
+
+Error policy lives here once: bad input (InputError) prints one line naming the file, object and
+field and exits 2, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from glimmer import __version__
+from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, resources
+from glimmer.cli.output import err_console
+from glimmer.errors import InputError, InputErrors
+
+app = typer.Typer(
+    name="glimmer",
+    help="Evidence-backed fitness verdicts for GPU nodes, links and clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"glimmer {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_version, is_eager=True
+    ),
+) -> None:
+    """glimmer: burn-in, certification and a simulated fleet, with fail-closed verdicts."""
+
+
+resources.register(app)
+lint_cmd.register(app)
+metrics_cmd.register(app)
+fleet.register(app)
+demo.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script. Returns (and exits with) the process exit code."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except InputErrors as errs:
+        for e in errs.errors:
+            err_console.print(f"error: {e}", markup=False, highlight=False)
+        code = 2
+    except InputError as e:
+        err_console.print(f"error: {e}", markup=False, highlight=False)
+        code = 2
+    except click.exceptions.UsageError as e:
+        e.show()
+        code = 2
+    except click.exceptions.Abort:
+        err_console.print("aborted", markup=False)
+        code = 130
+    except click.exceptions.Exit as e:
+        code = e.exit_code
+    rc = code if isinstance(code, int) else 0
+    if argv is None:
+        sys.exit(rc)
+    return rc

@@ -1,0 +1,9 @@
+"""Placeholder: commands of this module are being written."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the glimmer app."""

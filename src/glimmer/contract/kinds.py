@@ -1,0 +1,123 @@
+"""The known test kinds as one data table: scopes, load character, default image, skip marker
+and the raw-key aliases their runners print.
+
+TestKind is an open string: an unknown kind is somebody else's runner and gets only the generic
+key conversion. ``custom`` is a known word but not a built-in kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from glimmer.contract.vocab import Scope
+
+IMAGE_REPO = "ghcr.io/baldwinspc/glimmer-burnin"
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    name: str
+    scopes: frozenset[Scope]
+    burst_only: bool = False
+    sustained_load: bool = False  # the node runs hot: the run declares heat-expected
+    default_image: str | None = None
+    image_vendor: str | None = None  # None: the default image serves any vendor
+    group_capable: bool = False  # the default image can run one rank per node of a Group
+    skip_marker: str | None = None  # e.g. "NCCL_SKIP"; host-health never skips
+    aliases: dict[str, str] = field(default_factory=dict)  # raw key -> canonical name
+
+
+def _image(kind: str, tag: str) -> str:
+    return f"{IMAGE_REPO}-{kind}:{tag}"
+
+
+_N = frozenset({Scope.NODE})
+_P = frozenset({Scope.PAIR})
+
+# fmt: off
+KINDS: tuple[KindSpec, ...] = (
+    KindSpec("gpu-burn", _N, sustained_load=True, default_image=_image("gpu-burn", "v0.7.0"),
+             image_vendor="nvidia", skip_marker="GPU_BURN_SKIP",
+             aliases={"errors": "miscompares", "iterations": "iterationsCompleted",
+                      "tflops": "sustainedThroughputTflops", "xid_count": "xidEvents"}),
+    KindSpec("compute-smoke", _N, burst_only=True,
+             default_image=_image("compute-smoke", "v0.7.0"), image_vendor="nvidia",
+             skip_marker="FP4_GEMM_SKIP", aliases={"tflops": "throughputTflops"}),
+    KindSpec("gemm-sweep", _N, default_image=_image("gemm-sweep", "v0.7.0"),
+             image_vendor="nvidia", skip_marker="GEMM_SWEEP_SKIP",
+             aliases={"window_seconds": "sampleWindowS", "gemm_iterations": "iterationsCompleted"}),
+    KindSpec("dcgm-diag", _N, sustained_load=True, default_image=_image("dcgm-diag", "v0.6.3"),
+             image_vendor="nvidia", skip_marker="DCGM_DIAG_SKIP",
+             aliases={"tests_failed": "diagTestsFailed", "pcie_replay_count": "pcieReplayErrors",
+                      "rows_remapped": "remappedRows"}),
+    KindSpec("thermal-soak", _N, sustained_load=True,
+             default_image=_image("thermal-soak", "v0.7.0"), image_vendor="nvidia",
+             skip_marker="THERMAL_SOAK_SKIP",
+             aliases={"peak_temp_c": "gpuTempC", "peak_power_w": "powerDrawW",
+                      "throttle_count": "throttleEvents", "soak_seconds": "elapsedS",
+                      "xid_count": "xidEvents"}),
+    KindSpec("nccl", frozenset({Scope.PAIR, Scope.GROUP, Scope.NODE}),
+             default_image=_image("nccl", "v0.6.4"), image_vendor="nvidia", group_capable=True,
+             skip_marker="NCCL_SKIP",
+             aliases={"algbw": "algBandwidthGBs", "busbw": "busBandwidthGBs",
+                      "wrong_count": "miscompares"}),
+    KindSpec("ib-write-bw", _P, default_image=_image("ib-write-bw", "v0.6.4"),
+             skip_marker="IB_WRITE_BW_SKIP",
+             aliases={"bw_average": "bandwidthGbps", "bw_peak": "peakBandwidthGbps",
+                      "latency_min_us": "minLatencyUs", "latency_max_us": "maxLatencyUs",
+                      "latency_p99_us": "p99LatencyUs", "msg_rate_mpps": "messageRateMpps"}),
+    KindSpec("gpudirect-rdma", _P, default_image=_image("gpudirect-rdma", "v0.6.4"),
+             image_vendor="nvidia", skip_marker="GPUDIRECT_RDMA_SKIP",
+             aliases={"bw_average": "bandwidthGbps", "t_avg_usec": "latencyUs"}),
+    KindSpec("tcp-baseline", _P, skip_marker="TCP_BASELINE_SKIP"),
+    KindSpec("memory-bw", _N, default_image=_image("memory-bw", "v0.6.0"), image_vendor="nvidia",
+             skip_marker="MEMORY_BW_SKIP",
+             aliases={"h2d_bandwidth_gbs": "hostToDeviceBandwidthGBs",
+                      "d2h_bandwidth_gbs": "deviceToHostBandwidthGBs",
+                      "d2d_bandwidth_gbs": "deviceToDeviceBandwidthGBs",
+                      "peer_read_bandwidth_gbs": "peerReadBandwidthGBs",
+                      "peer_write_bandwidth_gbs": "peerWriteBandwidthGBs",
+                      "memory_bandwidth_gbs": "memoryBandwidthGBs"}),
+    KindSpec("disk-io", _N, skip_marker="DISK_IO_SKIP"),
+    KindSpec("fabric-soak", _P, sustained_load=True, skip_marker="FABRIC_SOAK_SKIP"),
+    KindSpec("fingerprint-probe", _N, burst_only=True, skip_marker="FINGERPRINT_PROBE_SKIP"),
+    KindSpec("host-health", _N, default_image=_image("host-health", "v0.6.4"),
+             image_vendor="nvidia",
+             aliases={"ib_counters_saturated": "fabricCountersSaturated",
+                      "ib_saturated_counters": "fabricSaturatedCounters",
+                      "ib_counter_status": "fabricCounterStatus",
+                      "nic_link_down": "nicLinkDownEvents", "pcie_replay_count": "pcieReplayErrors",
+                      "xid_count": "xidEvents", "rows_remapped": "remappedRows"}),
+    KindSpec("clockprobe", _N, sustained_load=True, default_image=_image("clockprobe", "v0.7.0"),
+             image_vendor="nvidia", skip_marker="CLOCKPROBE_SKIP",
+             aliases={"sm_clock_mhz": "smClockMHz", "mem_clock_mhz": "memClockMHz",
+                      "rated_boost_clock_mhz": "ratedBoostClockMHz"}),
+    KindSpec("memory-stress", _N, sustained_load=True,
+             default_image=_image("memory-stress", "v0.6.2"), skip_marker="STRESSAPPTEST_SKIP",
+             aliases={"hardware_incidents": "memoryErrors", "sdc_count": "sdcDetections",
+                      "read_bandwidth_mbs": "readBandwidthMBs",
+                      "write_bandwidth_mbs": "writeBandwidthMBs"}),
+)
+# fmt: on
+
+CUSTOM = "custom"
+BUILT_IN: dict[str, KindSpec] = {k.name: k for k in KINDS}
+
+
+def kind_spec(kind: str) -> KindSpec | None:
+    """The table row of a built-in kind; None for ``custom`` and for unknown kinds."""
+    return BUILT_IN.get(kind)
+
+
+def is_built_in(kind: str) -> bool:
+    return kind in BUILT_IN
+
+
+def burst_only(kind: str) -> bool:
+    spec = BUILT_IN.get(kind)
+    return spec is not None and spec.burst_only
+
+
+def drives_sustained_load(kind: str) -> bool:
+    spec = BUILT_IN.get(kind)
+    return spec is not None and spec.sustained_load

@@ -1,0 +1,1 @@
+"""glimmer.runners"""

@@ -1,0 +1,17 @@
+"""Shared fixtures: where the shared requirements folder lives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"the shared requirements folder is missing: {SHARED}")
+    return SHARED
