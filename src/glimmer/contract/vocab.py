@@ -41,6 +41,23 @@ class RunnerVerdict(StrEnum):
     ERROR = "Error"
 
 
+class Phase(StrEnum):
+    """Phases of runs, results and attempts on the API side. A run never takes Skipped."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    PASSED = "Passed"
+    FAILED = "Failed"
+    ERROR = "Error"
+    SKIPPED = "Skipped"
+    CANCELLED = "Cancelled"
+
+
+TERMINAL_PHASES: frozenset[Phase] = frozenset(
+    {Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.SKIPPED, Phase.CANCELLED}
+)
+
+
 ACCELERATOR_VENDORS: tuple[str, ...] = ("amd", "habana", "intel", "nvidia", "tenstorrent")
 
 
