@@ -1,0 +1,86 @@
+"""Object metadata and the envelope every resource shares (apiVersion, kind, metadata).
+
+Metadata is a light model: the fields glimmer reads are typed; any other key the cluster adds
+(managedFields, a field from a newer Kubernetes) is kept as it came rather than dropped.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from glimmer.api.base import Bool, Carried, Int64, Wire
+
+API_GROUP = "burnin.glimmer.ai"
+API_VERSION = f"{API_GROUP}/v1alpha1"
+
+# A DNS-1123 subdomain: what Kubernetes accepts as the name of most objects.
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class OwnerReference(Carried):
+    """The object that owns this one (a schedule owns the runs it created)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: Bool | None = None
+    block_owner_deletion: Bool | None = None
+
+
+class ObjectMeta(Carried):
+    """``metadata`` of an object. A name (or generateName) is required."""
+
+    name: str | None = Field(None, max_length=253, pattern=DNS_SUBDOMAIN)
+    generate_name: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: Int64 | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    deletion_grace_period_seconds: Int64 | None = None
+    finalizers: list[str] | None = None
+    owner_references: list[OwnerReference] | None = None
+    managed_fields: list[dict[str, Any]] | None = None
+
+    @model_validator(mode="after")
+    def _named(self) -> ObjectMeta:
+        if not self.name and not self.generate_name:
+            raise ValueError("an object needs metadata.name (or metadata.generateName)")
+        return self
+
+
+class Resource(Wire):
+    """The envelope of every burn-in resource. Subclasses pin ``kind`` and add spec/status."""
+
+    KIND: ClassVar[str] = ""
+    SHORT_NAME: ClassVar[str] = ""
+    PLURAL: ClassVar[str] = ""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+
+    @model_validator(mode="after")
+    def _envelope(self) -> Resource:
+        if self.api_version != API_VERSION:
+            raise ValueError(f"apiVersion must be {API_VERSION}")
+        if self.kind != self.KIND:
+            raise ValueError(f"kind must be {self.KIND}")
+        return self
+
+    @property
+    def name(self) -> str:
+        """The object's name ("" when only generateName is set)."""
+        return self.metadata.name or ""
+
+    @property
+    def ref(self) -> str:
+        """``Kind/name``, the way errors and listings name an object."""
+        return f"{self.kind}/{self.name}"

@@ -1,0 +1,72 @@
+"""A gate on one metric, as written in a test, a variant or a plan.
+
+The wire form is checked here (metric grammar, comparison enum, finite-decimal value) so that a
+typo is refused at load with the field named. Evaluation works on the neutral contract value.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from glimmer.api.base import Wire
+from glimmer.contract.vocab import Applicability, Comparison
+from glimmer.contract.vocab import Threshold as ContractThreshold
+
+METRIC_PATTERN = r"^[a-z][a-zA-Z0-9]*$"
+# Finite decimals only: NaN, Inf and words can never be a bound.
+VALUE_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+
+_METRIC = re.compile(METRIC_PATTERN)
+_VALUE = re.compile(VALUE_PATTERN)
+
+
+def _metric(name: str) -> str:
+    if not _METRIC.match(name):
+        raise ValueError(
+            f"metric {name!r} is not a canonical metric name "
+            "(lowerCamelCase letters and digits, such as busBandwidthGBs)"
+        )
+    return name
+
+
+def _value(text: str) -> str:
+    if not _VALUE.match(text):
+        raise ValueError(
+            f'value {text!r} is not a finite decimal number (write it quoted, such as "0", '
+            '"10.8" or "1e3")'
+        )
+    return text
+
+
+MetricName = Annotated[
+    str, AfterValidator(_metric), Field(json_schema_extra={"pattern": METRIC_PATTERN})
+]
+BoundValue = Annotated[
+    str, AfterValidator(_value), Field(json_schema_extra={"pattern": VALUE_PATTERN})
+]
+
+
+class Threshold(Wire):
+    """``{metric, comparison, value, applicability}``: one gate, compared exactly."""
+
+    metric: MetricName
+    comparison: Comparison
+    value: BoundValue
+    applicability: Applicability = Applicability.REQUIRED
+
+    def to_contract(self) -> ContractThreshold:
+        """The neutral value the verdict rules evaluate."""
+        return ContractThreshold(
+            metric=self.metric,
+            comparison=self.comparison.value,
+            value=self.value,
+            applicability=self.applicability.value,
+        )
+
+
+def to_contract(thresholds: list[Threshold] | None) -> tuple[ContractThreshold, ...]:
+    """Convert a (possibly absent) list of gates, keeping their order."""
+    return tuple(t.to_contract() for t in thresholds or ())
