@@ -35,6 +35,8 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
     unmeasurable: set[str] = set()
     invalid: list[str] = []
     message = ""
+    # Soak runners reprint the same keys thousands of times; resolve each distinct key once.
+    resolved: dict[str, str | None] = {}
     for raw_line in extraction.lines:
         line = trim_space(raw_line.decode("utf-8", "replace"))
         if not line:
@@ -47,8 +49,12 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
         if not key or " " in key or "\t" in key:
             message = line
             continue
-        name = canonical_name(kind, key)
-        if validate_metric_name(name) is not None:
+        if key in resolved:
+            name = resolved[key]
+        else:
+            name = canonical_name(kind, key)
+            name = resolved[key] = name if validate_metric_name(name) is None else None
+        if name is None:
             invalid.append(key)
             continue
         value = trim_space(line[eq + 1 :])
