@@ -77,7 +77,7 @@ def _grammar_problems(gate: Threshold) -> Iterable[tuple[Severity, str]]:
     if bound.value is None:
         yield Severity.MALFORMED, f"value {quote(gate.value)} is not a number"
     elif not bound.finite:
-        yield Severity.MALFORMED, f"value {quote(gate.value)} is not finite; a bound must be"
+        yield Severity.MALFORMED, f"value {quote(gate.value)} is not a finite number"
     if gate.comparison not in _COMPARISONS:
         yield (
             Severity.MALFORMED,
@@ -176,6 +176,8 @@ class TestDefinition:
 
     ``segment_seconds`` is None when the test is not a segmented soak.
     """
+
+    __test__ = False  # a domain name, not a pytest class
 
     kind: str
     thresholds: Sequence[Threshold] = ()
