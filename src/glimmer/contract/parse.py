@@ -27,8 +27,9 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
     listed (raw, once per line) in ``invalid_names`` and otherwise ignored.
     """
     data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogatepass")
-    text = data.decode("utf-8", "replace")
-    outcome = classify_exit(exit_code, text)
+    # Only exit 2 looks for a skip marker (anywhere in stdout); spare big logs a second decode.
+    marker_text = data.decode("utf-8", "replace") if exit_code == 2 else ""
+    outcome = classify_exit(exit_code, marker_text)
     extraction = extract_artifacts(data)
 
     metrics: dict[str, str] = {}
