@@ -48,8 +48,29 @@ def test_infinities_are_numeric_but_not_finite(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", " ", " 1", "1 ", "+nan", "-nan", "infin", "1e", "e1", ".", "+", "_1", "1_", "1__0",
-     "0x10", "1e400", "-1e400", "١", "1,0", "0b1", "1f"],
+    [
+        "",
+        " ",
+        " 1",
+        "1 ",
+        "+nan",
+        "-nan",
+        "infin",
+        "1e",
+        "e1",
+        ".",
+        "+",
+        "_1",
+        "1_",
+        "1__0",
+        "0x10",
+        "1e400",
+        "-1e400",
+        "١",
+        "1,0",
+        "0b1",
+        "1f",
+    ],
 )
 def test_go_refuses_these(text: str) -> None:
     assert read_float(text).value is None

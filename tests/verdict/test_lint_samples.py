@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from glimmer.contract.vocab import Threshold
-from glimmer.verdict.lint import Problem, TestDefinition, lint_test, lint_thresholds
+from glimmer.verdict.lint import Problem, TestDefinition, lint_test
 
 
 def _gates(raw: list[dict[str, Any]] | None) -> tuple[Threshold, ...]:
@@ -78,7 +78,7 @@ def test_samples_report_only_the_fabric_soak_gate_on_a_metric_it_never_emits(
         (
             "profile-extended.yaml",
             "BurnInTest/fabric-soak-extended",
-            'threshold 0 (bandwidthGbps, Unsound): kind fabric-soak never emits metric '
+            "threshold 0 (bandwidthGbps, Unsound): kind fabric-soak never emits metric "
             '"bandwidthGbps", so this gate fails closed on every execution; its gateable Gbps '
             "metrics are minBandwidthGbps, p1BandwidthGbps, peakBandwidthGbps",
         )

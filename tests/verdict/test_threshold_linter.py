@@ -129,7 +129,5 @@ def test_soak_shapes_the_plan_refuses_are_malformed() -> None:
     fields = [p.field for p in soak_problems("thermal-soak", 600, 299, 2)]
     assert fields == ["soak.segmentSeconds", "repeatCount"]
     assert [p.field for p in soak_problems("thermal-soak", 0, 300, 1)] == ["durationSeconds"]
-    assert [p.field for p in soak_problems("thermal-soak", 600, 900, 1)] == [
-        "soak.segmentSeconds"
-    ]
+    assert [p.field for p in soak_problems("thermal-soak", 600, 900, 1)] == ["soak.segmentSeconds"]
     assert all(p.severity is Severity.MALFORMED for p in soak_problems("x", 0, 0, 3))

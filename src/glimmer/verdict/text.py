@@ -48,9 +48,10 @@ def clamp_bytes(text: str, limit: int) -> str:
 
 
 def clamp_marked(text: str, limit: int) -> str:
-    """Clamp ``text`` to ``limit`` bytes and say so with ``… (truncated)`` when it was cut."""
-    clamped = clamp_bytes(text, limit)
-    return clamped if clamped == text else clamped + TRUNCATED
+    """Clamp ``text`` to ``limit`` bytes, marker included, ending ``… (truncated)`` when cut."""
+    if len(text.encode("utf-8", errors="surrogatepass")) <= limit:
+        return text
+    return clamp_bytes(text, max(0, limit - len(TRUNCATED.encode()))) + TRUNCATED
 
 
 def flatten(text: str) -> str:
