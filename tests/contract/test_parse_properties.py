@@ -50,8 +50,10 @@ def test_parse_never_raises_on_contract_shaped_text(kind: str, text: str, code: 
 
 
 NAMES = st.from_regex(r"[a-z][a-zA-Z0-9]{0,12}", fullmatch=True)
+# Lone surrogates are excluded: text is read as UTF-8, so they come back as U+FFFD (the
+# never-raises properties above cover them).
 VALUES = st.sampled_from(["n/a", "N/A", " n/a ", "\x1fn/a"]) | st.text(
-    alphabet=st.characters(blacklist_characters="\n"), max_size=8
+    alphabet=st.characters(blacklist_characters="\n", blacklist_categories=["Cs"]), max_size=8
 )
 
 
