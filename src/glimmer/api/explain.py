@@ -43,7 +43,11 @@ def _message(err: ErrorDetails) -> str:
         return msg
     if kind in ("value_error", "assertion_error"):
         return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    return f"{msg}; got {shown(err.get('input'))}"
+    got = err.get("input")
+    if kind == "string_type" and isinstance(got, int | float | bool):
+        # YAML reads 0, 1.5 and true as numbers and booleans; the wire wants text.
+        return f"{msg}; got {shown(got)} (quote it to make it a string)"
+    return f"{msg}; got {shown(got)}"
 
 
 def explain(error: ValidationError) -> list[tuple[str, str]]:

@@ -61,6 +61,9 @@ class Loaded:
         )
 
 
+_TYPE_WORDS = {str: "string", int: "number", float: "number", bool: "boolean"}
+
+
 def _parent(path: str) -> str:
     cut = max(path.rfind("."), path.rfind("["))
     return path[:cut] if cut > 0 else ""
@@ -112,7 +115,11 @@ def _at(
 def _load_document(doc: Document, source: str) -> Loaded | list[InputError]:
     where = Location(file=source, document=doc.number, line=doc.line)
     if not isinstance(doc.data, dict):
-        what = type(doc.data).__name__ if not isinstance(doc.data, list) else "a list"
+        what = (
+            "a list"
+            if isinstance(doc.data, list)
+            else f"a {_TYPE_WORDS.get(type(doc.data), 'value')}"
+        )
         return [
             InputError(
                 f"a document must be a mapping with apiVersion, kind and metadata, not {what}",

@@ -1,0 +1,145 @@
+"""Loading from texts, files, folders and stdin; every error names file, document, object,
+field and line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from glimmer.api.load import collect_paths, load_paths, load_text
+from glimmer.api.test import BurnInTest
+from glimmer.errors import InputError, InputErrors
+
+TEST = """\
+apiVersion: burnin.glimmer.ai/v1alpha1
+kind: BurnInTest
+metadata:
+  name: {name}
+spec:
+  kind: gpu-burn
+  thresholds:
+  - metric: miscompares
+    comparison: Equal
+    value: "{value}"
+"""
+
+
+def _errors(text: str, source: str = "t.yaml") -> list[InputError]:
+    with pytest.raises(InputErrors) as caught:
+        load_text(text, source)
+    return caught.value.errors
+
+
+def test_every_document_becomes_a_typed_object_with_its_origin() -> None:
+    text = TEST.format(name="a", value="0") + "---\n" + TEST.format(name="b", value="1")
+    loaded = load_text(text, "two.yaml")
+    assert [(i.ref, i.source, i.document) for i in loaded] == [
+        ("BurnInTest/a", "two.yaml", 1),
+        ("BurnInTest/b", "two.yaml", 2),
+    ]
+    assert isinstance(loaded[0].obj, BurnInTest)
+
+
+def test_empty_documents_are_skipped_but_still_counted() -> None:
+    text = "---\n# only a comment\n---\n" + TEST.format(name="a", value="0") + "---\n"
+    (only,) = load_text(text)
+    assert only.document == 2
+
+
+def test_an_error_names_file_document_object_field_and_line() -> None:
+    text = TEST.format(name="a", value="0") + "---\n" + TEST.format(name="b", value="NaN")
+    (error,) = _errors(text, "lab/gates.yaml")
+    where = error.location
+    assert (where.file, where.document, where.obj) == ("lab/gates.yaml", 2, "BurnInTest/b")
+    assert where.field == "spec.thresholds[0].value"
+    assert where.line == 11 + 10  # the second document starts on line 12
+    assert str(error).startswith("lab/gates.yaml:21, document 2, BurnInTest/b, field spec.")
+
+
+def test_a_missing_field_points_at_the_line_of_its_parent() -> None:
+    text = "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInRun\nmetadata:\n  name: r\n"
+    text += "spec:\n  target:\n    nodeNames: [a]\n"
+    (error,) = _errors(text)
+    assert (error.location.field, error.location.line) == ("spec.profileRef", 5)
+
+
+def test_the_line_of_a_field_is_available_to_later_layers() -> None:
+    (item,) = load_text(TEST.format(name="a", value="0"))
+    assert item.line_of("spec.thresholds[0].value") == 10
+    assert item.line_of("spec.thresholds[0].notThere") == 8
+    assert item.locate("spec.kind").line == 6
+
+
+def test_all_errors_of_all_files_are_gathered(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(TEST.format(name="a", value="inf"))
+    (tmp_path / "b.yaml").write_text("kind: [\n")
+    (tmp_path / "c.yaml").write_text(TEST.format(name="c", value="3"))
+    loaded, errors = collect_paths([str(tmp_path)])
+    assert [i.name for i in loaded] == ["c"]
+    assert [Path(e.location.file or "").name for e in errors] == ["a.yaml", "b.yaml"]
+
+
+def test_folders_are_read_recursively_in_sorted_order_and_only_yaml_or_json(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "z").mkdir()
+    (tmp_path / "z" / "b.yml").write_text(TEST.format(name="b", value="0"))
+    (tmp_path / "a.yaml").write_text(TEST.format(name="a", value="0"))
+    (tmp_path / "c.json").write_text(
+        '{"apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInTest",'
+        ' "metadata": {"name": "c"}, "spec": {"kind": "nccl"}}'
+    )
+    (tmp_path / "notes.txt").write_text("not a resource")
+    assert [i.name for i in load_paths([str(tmp_path)])] == ["a", "c", "b"]
+
+
+def test_stdin_is_read_for_a_dash() -> None:
+    (item,) = load_paths(["-"], stdin=io.StringIO(TEST.format(name="piped", value="0")))
+    assert (item.source, item.name) == ("<stdin>", "piped")
+
+
+def test_json_on_stdin_is_recognised_and_gets_lines() -> None:
+    text = '{\n\t"apiVersion": "burnin.glimmer.ai/v1alpha1",\n\t"kind": "BurnInTest",\n'
+    text += '\t"metadata": {"name": "j"},\n\t"spec": {"kind": 7}\n}\n'
+    (error,) = _errors(text, "<stdin>")
+    assert (error.location.field, error.location.line) == ("spec.kind", 5)
+
+
+def test_a_missing_path_is_an_input_error() -> None:
+    loaded, errors = collect_paths(["/nonexistent/burnin.yaml"])
+    assert not loaded and "no such file" in str(errors[0])
+
+
+def test_an_unquoted_timestamp_stays_text_like_kubernetes_reads_it() -> None:
+    stamp = "  annotations:\n    burnin.glimmer.ai/scheduled-at: 2026-08-20T03:00:00Z\n"
+    text = TEST.format(name="a", value="0").replace("  name: a\n", "  name: a\n" + stamp)
+    (item,) = load_text(text)
+    assert isinstance(item.obj, BurnInTest)
+    annotations = item.obj.metadata.annotations or {}
+    assert annotations["burnin.glimmer.ai/scheduled-at"] == "2026-08-20T03:00:00Z"
+
+
+def test_a_key_written_twice_is_refused_not_silently_overwritten() -> None:
+    (error,) = _errors(TEST.format(name="a", value="0") + "kind: BurnInRun\n")
+    assert (error.location.field, error.location.line) == ("kind", 11)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "unknown apiVersion 'v1'"),
+        (
+            "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: Fleet\nmetadata: {name: x}\n",
+            "known: BurnInProfile, BurnInRun",
+        ),
+        ("- a\n- b\n", "not a list"),
+        ("key: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_documents_that_are_not_burnin_resources_give_one_clear_error(
+    text: str, needle: str
+) -> None:
+    (error,) = _errors(text)
+    assert needle in str(error)
