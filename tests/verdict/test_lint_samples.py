@@ -25,12 +25,17 @@ def _gates(raw: list[dict[str, Any]] | None) -> tuple[Threshold, ...]:
 
 def _definition(spec: dict[str, Any]) -> TestDefinition:
     soak = spec.get("soak")
+    runner = spec.get("runner") or {}
+    port = ((runner.get("readinessProbe") or {}).get("tcpSocket") or {}).get("port")
+    env = {e["name"]: str(e.get("value", "")) for e in runner.get("env") or ()}
     return TestDefinition(
         kind=str(spec.get("kind", "")),
         thresholds=_gates(spec.get("thresholds")),
         duration_seconds=int(spec.get("durationSeconds") or 0),
         repeat_count=int(spec.get("repeatCount") or 1),
         segment_seconds=int(soak["segmentSeconds"]) if soak else None,
+        readiness_tcp_port=port if isinstance(port, int) else None,
+        env=env,
     )
 
 
@@ -70,18 +75,24 @@ def lint_samples(folder: Path) -> list[tuple[str, str, Problem]]:
     return found
 
 
-def test_samples_report_only_the_fabric_soak_gate_on_a_metric_it_never_emits(
-    shared_dir: Path,
-) -> None:
+def test_samples_report_only_the_fabric_soak_defects_of_appendix_c(shared_dir: Path) -> None:
     found = lint_samples(shared_dir / "conformance" / "glimmer-samples")
     assert [(f, o, str(p)) for f, o, p in found] == [
+        (
+            "fabric-soak.yaml",
+            "BurnInTest/fabric-soak",
+            "runner.readinessProbe (Unsound): the readiness probe connects to perftest's control "
+            "port 18515, which listens with a backlog of one: the probe's connection competes "
+            "with the client's and can make a healthy link look broken; probe a port served for "
+            "health checks instead (ib-write-bw serves one on BURNIN_HEALTH_PORT, default 18510)",
+        ),
         (
             "profile-extended.yaml",
             "BurnInTest/fabric-soak-extended",
             "threshold 0 (bandwidthGbps, Unsound): kind fabric-soak never emits metric "
             '"bandwidthGbps", so this gate fails closed on every execution; its gateable Gbps '
             "metrics are minBandwidthGbps, p1BandwidthGbps, peakBandwidthGbps",
-        )
+        ),
     ]
 
 

@@ -131,3 +131,18 @@ def test_soak_shapes_the_plan_refuses_are_malformed() -> None:
     assert [p.field for p in soak_problems("thermal-soak", 0, 300, 1)] == ["durationSeconds"]
     assert [p.field for p in soak_problems("thermal-soak", 600, 900, 1)] == ["soak.segmentSeconds"]
     assert all(p.severity is Severity.MALFORMED for p in soak_problems("x", 0, 0, 3))
+
+
+def test_readiness_probe_on_perftests_control_port_is_unsound() -> None:
+    def fields(**kwargs: object) -> list[str]:
+        return [p.field for p in lint_test(TestDefinition(**kwargs))]  # type: ignore[arg-type]
+
+    assert fields(kind="fabric-soak", readiness_tcp_port=18515) == ["runner.readinessProbe"]
+    assert fields(kind="ib-write-bw", readiness_tcp_port=18516) == ["runner.readinessProbe"]
+    assert fields(kind="ib-write-bw", readiness_tcp_port=18510) == []
+    moved = {"BURNIN_PERFTEST_PORT": "20000"}
+    assert fields(kind="ib-write-bw", readiness_tcp_port=18515, env=moved) == []
+    assert fields(kind="ib-write-bw", readiness_tcp_port=20000, env=moved) == [
+        "runner.readinessProbe"
+    ]
+    assert fields(kind="tcp-baseline", readiness_tcp_port=5201) == []

@@ -17,6 +17,9 @@ defects of the original's history (#25, #96). Decisions, made deliberately:
 
 * ``durationSeconds`` on a burst-only kind is **Unsound**: the run works, but the duration only
   sizes the pod deadline, so the test claims a soak it never performs.
+* a readiness probe on perftest's control port (18515, or its latency port one above) of a
+  kind that runs perftest is **Unsound**: perftest listens there with a backlog of one, so the
+  probe's own connection competes with the client's (Appendix C #6, the fabric-soak sample).
 * a segmented soak on a burst-only kind, and every other soak shape the plan refuses
   (``segmentSeconds`` under 300, no duration, a segment longer than the soak, repeats), is
   **Malformed**: the run would be refused at start, exactly like a malformed gate, so the linter
@@ -27,8 +30,8 @@ defects of the original's history (#25, #96). Decisions, made deliberately:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from glimmer.contract.emitted import emitted_metrics
@@ -40,6 +43,11 @@ from glimmer.verdict.numbers import read_float
 from glimmer.verdict.text import name_some, quote
 
 MIN_SEGMENT_SECONDS = 300
+# Kinds whose runners drive perftest (ib_write_bw / ib_write_lat), its default control port and
+# the variable that moves it. The latency phase listens one port above.
+PERFTEST_KINDS = frozenset({"ib-write-bw", "gpudirect-rdma", "fabric-soak"})
+PERFTEST_DEFAULT_PORT = 18515
+PERFTEST_PORT_ENV = "BURNIN_PERFTEST_PORT"
 MAX_SUGGESTED_METRICS = 6
 
 
@@ -184,6 +192,8 @@ class TestDefinition:
     duration_seconds: int = 0
     repeat_count: int = 1
     segment_seconds: int | None = None
+    readiness_tcp_port: int | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 def _field_problem(field: str, severity: Severity, reason: str) -> Problem:
@@ -240,8 +250,25 @@ def soak_problems(
     return problems
 
 
+def _probe_problem(test: TestDefinition) -> Problem | None:
+    if test.kind not in PERFTEST_KINDS or test.readiness_tcp_port is None:
+        return None
+    configured = test.env.get(PERFTEST_PORT_ENV, "")
+    base = int(configured) if configured.isdigit() else PERFTEST_DEFAULT_PORT
+    if test.readiness_tcp_port not in (base, base + 1):
+        return None
+    return _field_problem(
+        "runner.readinessProbe",
+        Severity.UNSOUND,
+        f"the readiness probe connects to perftest's control port {test.readiness_tcp_port}, "
+        "which listens with a backlog of one: the probe's connection competes with the "
+        "client's and can make a healthy link look broken; probe a port served for health "
+        "checks instead (ib-write-bw serves one on BURNIN_HEALTH_PORT, default 18510)",
+    )
+
+
 def lint_test(test: TestDefinition) -> list[Problem]:
-    """Lint a whole test: its gates against its kind, then its duration and soak shape."""
+    """Lint a whole test: its gates against its kind, its duration, probe and soak shape."""
     problems = lint_thresholds(test.thresholds, test.kind)
     if burst_only(test.kind) and test.duration_seconds > 0 and test.segment_seconds is None:
         problems.append(
@@ -252,6 +279,9 @@ def lint_test(test: TestDefinition) -> list[Problem]:
                 "buys no longer measurement, so the test claims a soak it never performs",
             )
         )
+    probe = _probe_problem(test)
+    if probe is not None:
+        problems.append(probe)
     if test.segment_seconds is not None:
         problems += soak_problems(
             test.kind, test.duration_seconds, test.segment_seconds, test.repeat_count
