@@ -184,3 +184,17 @@ def test_an_errored_segment_is_retried_then_settles_error_with_the_aggregate() -
 
 def test_segments_required_is_pinned_from_duration_and_segment() -> None:
     assert segments_required(900, 300) == 3
+
+
+def test_segmented_history_keeps_first_failures_and_last_sixteen_passes() -> None:
+    from glimmer.verdict.attempts import truncate_history
+
+    phases = [Phase.PASSED] * 30
+    phases[5] = Phase.ERROR
+    attempts = list(enumerate(phases))
+    kept, dropped = truncate_history(attempts, lambda a: a[1])
+    indexes = [i for i, _ in kept]
+    assert indexes == [0, 5, *range(14, 30)]
+    assert dropped == 30 - len(indexes)
+    short = attempts[:17]
+    assert truncate_history(short, lambda a: a[1]) == (short, 0)

@@ -12,15 +12,21 @@ function is pure, so every scope and every substrate settles the same way.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypeVar
 
 from glimmer.contract.vocab import ParsedResult, Phase, Threshold
 from glimmer.verdict.evaluate import violation_summary
 from glimmer.verdict.fold import fold_metrics, fold_unmeasurable, provable_violations
 from glimmer.verdict.settle import AttemptOutcome, attempt_outcome, gate_outcome
 from glimmer.verdict.text import plural
+
+T = TypeVar("T")
+
+HISTORY_CAP = 17  # attempts a segmented result keeps before truncating
+KEPT_PASSED = 16  # the most recent Passed attempts kept
 
 
 class Trigger(StrEnum):
@@ -182,3 +188,19 @@ def complete_attempt(
         return _settle(state, attempt, final)
     # Failed (never retried), Skipped, or an Error with no budget left.
     return _settle(state, attempt, attempt)
+
+
+def truncate_history(attempts: Sequence[T], phase_of: Callable[[T], Phase]) -> tuple[list[T], int]:
+    """Cap a segmented result's attempt list (§2.12b); returns (kept, number dropped).
+
+    Above 17 attempts: the first attempt, every attempt that did not pass, and the last 16
+    Passed attempts are kept, in order. The verdict never reads this list, so dropping the
+    middle of a week-long soak's clean segments loses no evidence the result depends on.
+    """
+    if len(attempts) <= HISTORY_CAP:
+        return list(attempts), 0
+    passed = [i for i, a in enumerate(attempts) if phase_of(a) is Phase.PASSED]
+    keep = {0, len(attempts) - 1, *passed[-KEPT_PASSED:]}
+    keep |= {i for i, a in enumerate(attempts) if phase_of(a) is not Phase.PASSED}
+    kept = [a for i, a in enumerate(attempts) if i in keep]
+    return kept, len(attempts) - len(kept)
