@@ -144,9 +144,19 @@ class AddressBlock(FleetModel):
 
 
 DeviceKind = Literal[
-    "leaf", "spine", "bmc", "nvswitch", "pdu", "cdu", "power_shelf", "cnode", "dnode", "vip",
-    "storage_endpoint", "management_switch",
-]  # fmt: skip
+    "leaf",
+    "spine",
+    "bmc",
+    "nvswitch",
+    "pdu",
+    "cdu",
+    "power_shelf",
+    "cnode",
+    "dnode",
+    "vip",
+    "storage_endpoint",
+    "management_switch",
+]
 DEVICE_KINDS: tuple[str, ...] = DeviceKind.__args__  # type: ignore[attr-defined]
 
 
