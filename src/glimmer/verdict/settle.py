@@ -16,7 +16,7 @@ Pair and Group results go through the same steps after :mod:`glimmer.verdict.pai
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from glimmer.contract.vocab import ParsedResult, Phase, RunnerVerdict, Threshold
@@ -127,7 +127,7 @@ def apply_log_fetch_rule(
 
 def gate_outcome(
     metrics: Mapping[str, str],
-    unmeasurable: frozenset[str] | set[str] | Sequence[str],
+    unmeasurable: Iterable[str],
     thresholds: Sequence[Threshold],
     said: str = "",
 ) -> AttemptOutcome:
