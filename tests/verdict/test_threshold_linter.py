@@ -146,3 +146,13 @@ def test_readiness_probe_on_perftests_control_port_is_unsound() -> None:
         "runner.readinessProbe"
     ]
     assert fields(kind="tcp-baseline", readiness_tcp_port=5201) == []
+
+
+def test_summary_names_five_problems_then_counts() -> None:
+    from glimmer.verdict.lint import summarize
+
+    problems = lint_thresholds([Threshold(f"m{i}", GTE, "NaN") for i in range(7)])
+    text = summarize(problems, prefix="gpu-burn: ")
+    assert text.startswith('gpu-burn: threshold 0 (m0, Malformed): value "NaN" is not a finite')
+    assert text.count("gpu-burn: ") == 5
+    assert text.endswith("; and 2 more")

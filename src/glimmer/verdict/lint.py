@@ -43,6 +43,7 @@ from glimmer.verdict.numbers import read_float
 from glimmer.verdict.text import name_some, quote
 
 MIN_SEGMENT_SECONDS = 300
+MAX_ADVISED = 5  # Appendix A: problems named in a condition or a refusal before "and N more"
 # Kinds whose runners drive perftest (ib_write_bw / ib_write_lat), its default control port and
 # the variable that moves it. The latency phase listens one port above.
 PERFTEST_KINDS = frozenset({"ib-write-bw", "gpudirect-rdma", "fabric-soak"})
@@ -287,6 +288,13 @@ def lint_test(test: TestDefinition) -> list[Problem]:
             test.kind, test.duration_seconds, test.segment_seconds, test.repeat_count
         )
     return problems
+
+
+def summarize(problems: Sequence[Problem], limit: int = MAX_ADVISED, prefix: str = "") -> str:
+    """Name the first ``limit`` problems (``; ``-separated, each optionally prefixed, e.g. with
+    its test's name) and count the rest: ``…; and 3 more``. For the ``ThresholdsSound``
+    condition and the plan's refusal of malformed gates."""
+    return name_some([f"{prefix}{p}" for p in problems], limit, sep="; ")
 
 
 def has_malformed(problems: Iterable[Problem]) -> bool:

@@ -167,15 +167,18 @@ def _empty_harvest_message(gates: int, said: str) -> str:
     )
 
 
-def invalid_names_addendum(names: Sequence[str]) -> str:
-    """`` [runner emitted N metric name(s) the contract rejects: a, b, …, and M more]``."""
+def invalid_names_addendum(names: Sequence[str], limit: int = MAX_NAMED_INVALID_NAMES) -> str:
+    """``[runner emitted N metric name(s) the contract rejects: a, b, …, and M more]``.
+
+    The operator names 8; the bare-metal CLI names 5 (Appendix A) and passes ``limit``.
+    """
     distinct = list(dict.fromkeys(names))
     if not distinct:
         return ""
     count = len(distinct)
     return _bracket(
         f"runner emitted {count} metric {plural(count, 'name')} the contract rejects: "
-        + name_some(distinct, MAX_NAMED_INVALID_NAMES)
+        + name_some(distinct, limit)
     )
 
 
