@@ -4,13 +4,18 @@ field and line."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from glimmer.api.load import collect_paths, load_paths, load_text
+from glimmer.api.load import collect_paths, collect_text, load_paths, load_text, of_kind
 from glimmer.api.test import BurnInTest
 from glimmer.errors import InputError, InputErrors
+
+KEYS = ["kind", "scope", "thresholds", "runner", "hostPaths", "soak", "metric", "value", "env"]
 
 TEST = """\
 apiVersion: burnin.glimmer.ai/v1alpha1
@@ -143,3 +148,54 @@ def test_documents_that_are_not_burnin_resources_give_one_clear_error(
 ) -> None:
     (error,) = _errors(text)
     assert needle in str(error)
+
+
+def test_objects_of_one_kind_can_be_picked_with_their_origin() -> None:
+    text = TEST.format(name="a", value="0") + "---\n"
+    text += "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInSink\nmetadata: {name: s}\n"
+    text += "spec: {type: Prometheus}\n"
+    picked = of_kind(load_text(text), BurnInTest)
+    assert [(obj.spec.kind, item.document) for obj, item in picked] == [("gpu-burn", 1)]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text())
+def test_loading_arbitrary_text_never_raises(text: str) -> None:
+    _, errors = collect_text(text, "fuzz.yaml")
+    assert all(isinstance(e, InputError) for e in errors)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(st.sampled_from(KEYS), children, max_size=4)
+        ),
+        max_leaves=12,
+    )
+)
+def test_any_shape_under_spec_gives_input_errors_not_crashes(spec: object) -> None:
+    doc = {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInTest",
+        "metadata": {"name": "fuzz"},
+        "spec": spec,
+    }
+    loaded, errors = collect_text(json.dumps(doc, allow_nan=True), "fuzz.json", as_json=True)
+    assert len(loaded) + (1 if errors else 0) == 1
+
+
+def test_a_yaml_alias_bomb_is_refused_quickly() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    (error,) = _errors("\n".join(lines) + "\n")
+    assert "too many nodes" in str(error)
+
+
+def test_deeply_nested_input_is_an_input_error() -> None:
+    _, errors = collect_text("[" * 5000 + "]" * 5000, "deep.json", as_json=True)
+    assert len(errors) == 1

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,6 +19,8 @@ from glimmer.api.explain import explain
 from glimmer.api.kinds import known_api_versions, known_kinds, model_for
 from glimmer.api.source import Document, parse
 from glimmer.errors import InputError, InputErrors, Location
+
+M = TypeVar("M", bound=BaseModel)
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -155,6 +157,8 @@ def collect_text(
                 errors.extend(result)
     except InputError as e:  # unreadable YAML/JSON: nothing after it can be trusted
         errors.append(e)
+    except RecursionError:
+        errors.append(InputError("the input is nested too deeply to read", Location(source)))
     return loaded, errors
 
 
@@ -235,3 +239,8 @@ def load_paths(paths: Sequence[str], *, stdin: TextIO | None = None) -> list[Loa
     if errors:
         raise InputErrors(errors)
     return loaded
+
+
+def of_kind(loaded: Sequence[Loaded], model: type[M]) -> list[tuple[M, Loaded]]:
+    """The loaded objects of one model class, each with where it came from, in load order."""
+    return [(item.obj, item) for item in loaded if isinstance(item.obj, model)]

@@ -48,27 +48,46 @@ def join_path(parent: str, key: str | int) -> str:
     return f"{parent}.{key}" if parent else key
 
 
-def _index(node: yaml.Node, path: str, lines: dict[str, int], source: str, doc: int) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            child = join_path(path, key)
-            if key in seen:
-                raise InputError(
-                    f"key {key!r} is written twice in one mapping",
-                    Location(
-                        file=source, document=doc, field=child, line=key_node.start_mark.line + 1
-                    ),
-                )
-            seen.add(key)
-            lines[child] = key_node.start_mark.line + 1
-            _index(value_node, child, lines, source, doc)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            child = join_path(path, i)
-            lines[child] = item.start_mark.line + 1
-            _index(item, child, lines, source, doc)
+# A document may not expand (through YAML aliases) to more nodes than this: a "billion laughs"
+# stream is a few lines long and would otherwise take forever to walk and to validate.
+MAX_NODES = 200_000
+
+
+class _Indexer:
+    """Walks a composed document: records the line of every field path, refuses duplicate keys
+    and documents that expand past MAX_NODES."""
+
+    def __init__(self, lines: dict[str, int], source: str, doc: int) -> None:
+        self.lines, self.source, self.doc = lines, source, doc
+        self.budget = MAX_NODES
+
+    def _where(self, path: str, node: yaml.Node) -> Location:
+        return Location(self.source, self.doc, field=path or None, line=node.start_mark.line + 1)
+
+    def walk(self, node: yaml.Node, path: str = "") -> None:
+        self.budget -= 1
+        if self.budget < 0:
+            raise InputError("the document expands to too many nodes", self._where(path, node))
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                child = join_path(path, key)
+                if key in seen:
+                    msg = f"key {key!r} is written twice in one mapping"
+                    raise InputError(msg, self._where(child, key_node))
+                seen.add(key)
+                self.lines[child] = key_node.start_mark.line + 1
+                self.walk(value_node, child)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                child = join_path(path, i)
+                self.lines[child] = item.start_mark.line + 1
+                self.walk(item, child)
+
+
+def _index(node: yaml.Node, lines: dict[str, int], source: str, doc: int) -> None:
+    _Indexer(lines, source, doc).walk(node)
 
 
 def _yaml_error(e: yaml.YAMLError, source: str, doc: int) -> InputError:
@@ -77,6 +96,8 @@ def _yaml_error(e: yaml.YAMLError, source: str, doc: int) -> InputError:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None
         what = " ".join(p for p in (e.context, e.problem) if p)
+    elif isinstance(e, yaml.reader.ReaderError):
+        what = f"character #x{e.character:04x} at offset {e.position} is not allowed"
     else:
         what = str(e)
     return InputError(f"not valid YAML: {what or 'unreadable'}", Location(source, doc, line=line))
@@ -84,7 +105,10 @@ def _yaml_error(e: yaml.YAMLError, source: str, doc: int) -> InputError:
 
 def parse_yaml(text: str, source: str) -> Iterator[Document]:
     """Yield every non-empty document of a YAML stream (numbers count empty ones too)."""
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as e:  # the reader refuses control characters up front
+        raise _yaml_error(e, source, 1) from None
     number = 0
     try:
         while True:
@@ -96,7 +120,7 @@ def parse_yaml(text: str, source: str) -> Iterator[Document]:
                 if node is None:
                     continue
                 lines: dict[str, int] = {"": node.start_mark.line + 1}
-                _index(node, "", lines, source, number)
+                _index(node, lines, source, number)
                 data = loader.construct_document(node)
             except yaml.YAMLError as e:
                 raise _yaml_error(e, source, max(number, 1)) from None
@@ -121,7 +145,7 @@ def parse_json(text: str, source: str) -> Iterator[Document]:
         # always escaped), so the YAML composer can tell us the lines.
         node = yaml.compose(text.replace("\t", " "), Loader=_Loader)
         if node is not None:
-            _index(node, "", lines, source, 1)
+            _index(node, lines, source, 1)
     except yaml.YAMLError:
         pass  # lines are a courtesy; the data above is already right
     yield Document(data, 1, 1, lines)
