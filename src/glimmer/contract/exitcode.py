@@ -16,11 +16,6 @@ from glimmer.contract.vocab import RunnerVerdict
 # (NCCL_SKIP: yes, NCCL_SKIPPED no, bare SKIP no). ASCII so that \b agrees with Go's RE2.
 SKIP_MARKER = re.compile(r"^[A-Z][A-Z0-9_]*_SKIP\b", re.MULTILINE | re.ASCII)
 
-UNDECLARED_SKIP_EXPLANATION = (
-    "runner exited 2 (skip) without a *_SKIP marker line; treated as an error, because a crash "
-    "(for example a Go panic) also exits 2"
-)
-
 
 @dataclass(frozen=True)
 class ExitOutcome:
