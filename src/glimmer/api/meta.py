@@ -6,10 +6,11 @@ Metadata is a light model: the fields glimmer reads are typed; any other key the
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from glimmer.api.base import Bool, Carried, Int64, Wire
 
@@ -18,6 +19,23 @@ API_VERSION = f"{API_GROUP}/v1alpha1"
 
 # A DNS-1123 subdomain: what Kubernetes accepts as the name of most objects.
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
+
+
+def _object_name(name: str) -> str:
+    if not _SUBDOMAIN.match(name):
+        raise ValueError(
+            f"{name!r} is not a valid object name (lower-case letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit)"
+        )
+    return name
+
+
+ObjectName = Annotated[
+    str,
+    AfterValidator(_object_name),
+    Field(max_length=253, json_schema_extra={"pattern": DNS_SUBDOMAIN}),
+]
 
 
 class OwnerReference(Carried):
@@ -34,7 +52,7 @@ class OwnerReference(Carried):
 class ObjectMeta(Carried):
     """``metadata`` of an object. A name (or generateName) is required."""
 
-    name: str | None = Field(None, max_length=253, pattern=DNS_SUBDOMAIN)
+    name: ObjectName | None = None
     generate_name: str | None = None
     namespace: str | None = None
     labels: dict[str, str] | None = None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import re
+from typing import Annotated, ClassVar
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from glimmer.api.base import ZERO, Bool, Int32, Int64, Wire
 from glimmer.api.k8s import EnvVar
@@ -13,6 +14,23 @@ from glimmer.api.test import BurnInTestSpec
 from glimmer.api.threshold import Threshold
 
 VARIANT_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_VARIANT_NAME = re.compile(VARIANT_NAME_PATTERN)
+
+
+def _variant_name(name: str) -> str:
+    if not _VARIANT_NAME.match(name):
+        raise ValueError(
+            f"variant name {name!r} must be lower-case letters, digits and '-', starting and "
+            "ending with a letter or digit (it becomes part of the planned test's name)"
+        )
+    return name
+
+
+VariantName = Annotated[
+    str,
+    AfterValidator(_variant_name),
+    Field(min_length=1, json_schema_extra={"pattern": VARIANT_NAME_PATTERN}),
+]
 
 
 class TestVariant(Wire):
@@ -20,7 +38,7 @@ class TestVariant(Wire):
 
     __test__: ClassVar[bool] = False  # not a pytest class, despite the name
 
-    name: str = Field(min_length=1, pattern=VARIANT_NAME_PATTERN)
+    name: VariantName
     axes: dict[str, str] | None = None
     duration_seconds: Int32 | None = Field(None, ge=0)
     args: list[str] | None = None
