@@ -59,14 +59,21 @@ def build(
     build_hgx(
         ctx, claims, [d for d in drafts if d.pool.shape == "hgx"], gpus.keys, gpus.modules, parts
     )
+    by_rack: dict[int, list[NodeDraft]] = {}
+    for d in drafts:
+        by_rack.setdefault(d.rack, []).append(d)
     for ri, (pos, rack) in enumerate(racks):
         if rack.shape == "nvl72":
-            trays = sorted((d for d in drafts if d.rack == ri), key=lambda d: d.slot)
+            trays = sorted(by_rack.get(ri, []), key=lambda d: d.slot)
             build_nvl72(ctx, claims, pos, ri, rack, trays, gpus.keys, parts)
     nics = net.attach()
     nodes = node_records(ctx, claims, drafts, nics)
     pool_names = tuple(p.name for _, p in pools)
-    gpu_of = {(d.pool.name, d.ordinal, s): d.gpu_start + s for d in drafts for s in range(8)}
+    gpu_of = {
+        (d.pool.name, d.ordinal, s): d.gpu_start + s
+        for d in drafts
+        for s in range(d.pool.gpus_per_node)
+    }
     workload_gpus = check_schedulers(ctx, {p.name: p for _, p in pools}, gpu_of)
     models = tuple(s for s in skus.all_skus())
     model_no = {s.key: i for i, s in enumerate(models)}

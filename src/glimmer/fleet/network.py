@@ -24,6 +24,10 @@ class _Switch:
     role: str
     used: set[str] = field(default_factory=set)
     cursor: int = 0  # every port before this one is used
+    names: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.names = frozenset(p for p, _ in self.record.ports)
 
 
 @dataclass
@@ -97,7 +101,7 @@ class Network:
         ends: list[tuple[_Switch, str]] = []
         for dev, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
             sw = self.switches.get(ids.switch_key(fabric.name, dev))
-            if sw is None or port in sw.used or all(p != port for p, _ in sw.record.ports):
+            if sw is None or port in sw.used or port not in sw.names:
                 raise self.ctx.error(
                     f"spec.fabrics[*].links[{li}]", "invalid link or endpoint attached twice"
                 )

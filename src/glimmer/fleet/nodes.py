@@ -80,7 +80,7 @@ def node_drafts(
         for ordinal in range(pool.node_count):
             o = overrides.get(ordinal)
             host = (o.hostname if o else None) or ids.hostname(pool.hostname_prefix, ordinal)
-            path = f"spec.pools[{pos}]" + (f".nodes[{pool.nodes.index(o)}]" if o else "")
+            path = f"spec.pools[{pos}]" + (f".nodes[{_position(pool.nodes, o)}]" if o else "")
             if not is_name(host):
                 raise ctx.error(f"{path}.hostnamePrefix", f"invalid generated hostname {host!r}")
             ri = int(where.rack[ordinal])
@@ -128,11 +128,12 @@ def _nic_requests(
     nic_decl: Mapping[str, PoolNic],
 ) -> None:
     o = d.override
+    nic_pos = {n.name: i for i, n in enumerate(d.pool.nics)}
     addresses = {a.nic: a.ip for a in o.nic_addresses} if o else {}
     attach = {a.nic: a for a in o.attachments} if o else {}
     for name, fabric, role, rail, switch in plan:
         decl = nic_decl[name]
-        path = f"spec.pools[{pos}].nics[{d.pool.nics.index(decl)}]"
+        path = f"spec.pools[{pos}].nics[{nic_pos[name]}]"
         ip = addresses.get(name) or _address(ctx, decl.ips, d.ordinal, f"{path}.ips")
         port = ""
         if name in attach:
@@ -224,3 +225,8 @@ def node_records(
             )
         )
     return tuple(out)
+
+
+def _position(items: list[NodeOverride], item: NodeOverride) -> int:
+    # By identity: pydantic equality compares every field, far too slow for a hot loop.
+    return next(i for i, x in enumerate(items) if x is item)
