@@ -10,11 +10,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from glimmer.fleet.topology import Topology
 from glimmer.sim.derive import NicTable
 from glimmer.sim.device_facts import facts
-from glimmer.sim.exposition import SeriesSet, label_blocks
+from glimmer.sim.exposition import Family, MetricType, SeriesSet, label_blocks
 from glimmer.sim.telemetry import SERIES, Scope, Telemetry
+
+# A scraper (or a test) can see simulated time advance between scrapes.
+SIM_TIME = SeriesSet(
+    Family(
+        "glimmer_simulated_time_seconds",
+        "Simulated instant of this sample (Unix seconds).",
+        MetricType.GAUGE,
+        3,
+    ),
+    [""],
+)
 
 
 @dataclass
@@ -54,8 +67,8 @@ class Exporter:
         )
 
     def render(self, telemetry: Telemetry) -> str:
-        """Every family of the sample, in table order."""
-        parts = []
+        """The simulated time of the sample, then every family in table order."""
+        parts = [SIM_TIME.render(np.array([telemetry.at]))]
         for series in self.series:
             reading = telemetry.readings[series.family.name]
             parts.append(series.render(reading.values, reading.present))

@@ -1,0 +1,170 @@
+"""``glimmer fleet telemetry`` and ``glimmer fleet serve``: the simulated fleet's telemetry.
+
+``telemetry`` prints the Prometheus exposition at one simulated instant; ``serve`` answers
+``/metrics`` over HTTP while simulated time runs at ``--speed`` times wall time. Both take the
+fleet's declared faults plus any ``--fault MODE@TARGET[=INTENSITY]``. The simulator does the
+work; this module only reads flags and writes text.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Annotated
+
+import typer
+
+from glimmer.errors import InputError
+from glimmer.fleet.load import load_topology
+from glimmer.sim.clock import parse_time, rfc3339
+from glimmer.sim.faults import Fault
+from glimmer.sim.twin import FleetSim
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+FLEET_HELP = "Built-in fleet name (ai-factory, hgx-1k …) or a Fleet YAML/JSON file."
+FAULT_HELP = (
+    "Inject a fault: MODE@TARGET[=INTENSITY], e.g. gpu_low_pstate@gpu:hgx-node-0001/3=0.8 "
+    "(repeatable; active for the whole run)."
+)
+
+
+def _at(text: str, flag: str) -> float:
+    try:
+        return parse_time(text)
+    except ValueError as e:
+        raise InputError(f"{flag}: {e}") from None
+
+
+def parse_fault_flag(text: str) -> Fault:
+    """One ``--fault MODE@TARGET[=INTENSITY]`` (intensity 1 when omitted)."""
+    mode, sep, rest = text.partition("@")
+    target, level = rest, 1.0
+    head, eq, tail = rest.rpartition("=")
+    if eq:
+        try:
+            target, level = head, float(tail)
+        except ValueError:
+            raise InputError(f"--fault {text}: intensity {tail!r} is not a number") from None
+    if not sep or not mode or ":" not in target:
+        raise InputError(f"--fault {text}: expected MODE@TARGET[=INTENSITY]")
+    return Fault(mode.strip(), target.strip(), level)
+
+
+def parse_fault_flags(values: list[str]) -> list[Fault]:
+    """The faults of repeated ``--fault`` flags."""
+    return [parse_fault_flag(v) for v in values]
+
+
+def _sim(fleet: str, faults: list[str], noise: bool) -> FleetSim:
+    return FleetSim(load_topology(fleet), parse_fault_flags(faults), noise=noise)
+
+
+FleetOpt = Annotated[str, typer.Option("--fleet", "-f", help=FLEET_HELP)]
+FaultOpt = Annotated[list[str] | None, typer.Option("--fault", help=FAULT_HELP)]
+NoiseOpt = Annotated[
+    bool, typer.Option("--noise/--no-noise", help="Seeded measurement noise on gauges.")
+]
+
+
+def telemetry(
+    fleet: FleetOpt,
+    at: Annotated[
+        str,
+        typer.Option("--at", help="Simulated instant: RFC 3339, or an offset such as +2h."),
+    ] = "+0s",
+    fault: FaultOpt = None,
+    noise: NoiseOpt = True,
+) -> None:
+    """Print the fleet's Prometheus exposition at a simulated instant."""
+    t = _at(at, "--at")
+    sys.stdout.write(_sim(fleet, fault or [], noise).exposition_at(t))
+    sys.stdout.flush()
+
+
+class SimClock:
+    """Simulated time that starts at ``start`` and runs ``speed`` times as fast as the wall."""
+
+    def __init__(self, start: float, speed: float) -> None:
+        self.start, self.speed = start, speed
+        self.wall0 = time.monotonic()
+
+    def now(self) -> float:
+        return self.start + (time.monotonic() - self.wall0) * self.speed
+
+
+def _handler(sim: FleetSim, clock: SimClock) -> type[BaseHTTPRequestHandler]:
+    lock = threading.Lock()  # the simulator caches per fleet; one scrape renders at a time
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path.split("?", 1)[0] != "/metrics":
+                self._send(404, "text/plain; charset=utf-8", b"not found; try /metrics\n")
+                return
+            with lock:
+                t = clock.now()
+                body = sim.exposition_at(t).encode()
+            self._send(200, CONTENT_TYPE, body, {"X-Glimmer-Simulated-Time": rfc3339(t)})
+
+        def _send(
+            self, code: int, ctype: str, body: bytes, extra: dict[str, str] | None = None
+        ) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return  # scrapes are frequent; stay quiet
+
+    return Handler
+
+
+def serve(
+    fleet: FleetOpt,
+    port: Annotated[
+        int, typer.Option("--port", "-p", help="TCP port (0 picks a free one).")
+    ] = 9400,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    speed: Annotated[
+        float, typer.Option("--speed", help="Simulated seconds per wall-clock second.")
+    ] = 1.0,
+    start: Annotated[
+        str, typer.Option("--start", help="Simulated instant the clock starts at (as --at).")
+    ] = "+0s",
+    fault: FaultOpt = None,
+    noise: NoiseOpt = True,
+) -> None:
+    """Serve the fleet's telemetry on /metrics while simulated time advances."""
+    if not speed > 0:
+        raise InputError(f"--speed: must be a positive number, got {speed}")
+    sim = _sim(fleet, fault or [], noise)
+    clock = SimClock(_at(start, "--start"), speed)
+    try:
+        server = ThreadingHTTPServer((host, port), _handler(sim, clock))
+    except OSError as e:
+        raise InputError(f"--port: cannot listen on {host}:{port}: {e.strerror}") from None
+    bound = server.server_address[1]
+    print(
+        f"serving fleet {sim.topo.name} on http://{host}:{bound}/metrics "
+        f"(simulated time from {rfc3339(clock.start)}, speed x{speed:g})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+def register(fleet_app: typer.Typer) -> None:
+    """Add ``telemetry`` and ``serve`` to the ``glimmer fleet`` command group."""
+    fleet_app.command("telemetry")(telemetry)
+    fleet_app.command("serve")(serve)
