@@ -47,16 +47,21 @@ fleet.register(app)
 demo.register(app)
 
 
+def _say_error(error: InputError) -> None:
+    # A plain write, not the rich console: an error stays on one line however long it is.
+    print(f"error: {error}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script. Returns (and exits with) the process exit code."""
     try:
         code = app(args=argv, standalone_mode=False)
     except InputErrors as errs:
         for e in errs.errors:
-            err_console.print(f"error: {e}", markup=False, highlight=False)
+            _say_error(e)
         code = 2
     except InputError as e:
-        err_console.print(f"error: {e}", markup=False, highlight=False)
+        _say_error(e)
         code = 2
     except click.exceptions.UsageError as e:
         e.show()
