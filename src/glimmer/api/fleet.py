@@ -22,13 +22,9 @@ from glimmer.api.fleet_parts import (
     AddressBlock,
     Device,
     DevicePort,
-    Finite,
     FleetModel,
-    Fraction,
     IPv4,
     Name,
-    NonNegative,
-    Positive,
     Source,
     one_of,
 )
@@ -49,12 +45,30 @@ class Site(FleetModel):
 class RackPhysics(FleetModel):
     """Fixed rack power overhead and, for liquid racks, the coolant loop."""
 
-    fixed_overhead_w: NonNegative = 0.0
-    liquid_heat_fraction: Fraction = 0.0
-    supply_temp_c: Finite = 0.0
-    flow_lpm: Finite = 0.0
-    fluid_density_kg_per_l: Finite = 0.0
-    fluid_specific_heat_j_per_kg_c: Finite = 0.0
+    fixed_overhead_w: float = 0.0
+    liquid_heat_fraction: float = 0.0
+    supply_temp_c: float = 0.0
+    flow_lpm: float = 0.0
+    fluid_density_kg_per_l: float = 0.0
+    fluid_specific_heat_j_per_kg_c: float = 0.0
+
+    @model_validator(mode="after")
+    def _valid(self) -> RackPhysics:
+        values = (
+            self.fixed_overhead_w,
+            self.liquid_heat_fraction,
+            self.supply_temp_c,
+            self.flow_lpm,
+            self.fluid_density_kg_per_l,
+            self.fluid_specific_heat_j_per_kg_c,
+        )
+        if (
+            not all(math.isfinite(v) for v in values)
+            or self.fixed_overhead_w < 0
+            or not 0 <= self.liquid_heat_fraction <= 1
+        ):
+            raise ValueError("nonfinite or invalid physics parameter")
+        return self
 
 
 _RACK_REASON = "invalid name or unsupported shape/cooling"
@@ -149,10 +163,10 @@ class Operating(FleetModel):
     """The operating assumptions of a pool. All but ``powerLimitW`` must be stated explicitly."""
 
     power_limit_w: float | None = None
-    idle_power_fraction: Fraction
-    cooling_perf_loss: Fraction
-    congestion_perf_loss: Fraction
-    storage_perf_loss: Fraction
+    idle_power_fraction: float
+    cooling_perf_loss: float
+    congestion_perf_loss: float
+    storage_perf_loss: float
     ambient_temp_c: float
     full_power_rise_c: float
     cooling_fault_rise_c: float
@@ -163,6 +177,12 @@ class Operating(FleetModel):
 
     @model_validator(mode="after")
     def _valid(self) -> Operating:
+        fractions = (
+            self.idle_power_fraction,
+            self.cooling_perf_loss,
+            self.congestion_perf_loss,
+            self.storage_perf_loss,
+        )
         non_negative = (
             self.full_power_rise_c,
             self.cooling_fault_rise_c,
@@ -172,6 +192,7 @@ class Operating(FleetModel):
         )
         if (
             not math.isfinite(self.ambient_temp_c)
+            or not all(math.isfinite(v) and 0 <= v <= 1 for v in fractions)
             or not all(math.isfinite(v) and v >= 0 for v in non_negative)
             or not (math.isfinite(self.node_base_power_w) and self.node_base_power_w > 0)
         ):
@@ -207,8 +228,14 @@ class PoolNic(FleetModel):
     fabric: Name
     rail: int | None = None
     switch: str = ""
-    speed_gbps: Positive
+    speed_gbps: float
     ips: AddressBlock | None = None
+
+    @model_validator(mode="after")
+    def _speed(self) -> PoolNic:
+        if not math.isfinite(self.speed_gbps) or self.speed_gbps <= 0:
+            raise ValueError("invalid/duplicate NIC (speed must be finite and > 0)")
+        return self
 
 
 class StorageBinding(FleetModel):

@@ -173,8 +173,16 @@ class DevicePort(FleetModel):
     """A switch or device port. ``count`` (our extension) declares ``<name>1..<name><count>``."""
 
     name: Name
-    speed_gbps: Annotated[float, AfterValidator(_positive)]
-    count: Annotated[int, Field(ge=1)] | None = None
+    speed_gbps: float
+    count: int | None = None
+
+    @model_validator(mode="after")
+    def _valid(self) -> DevicePort:
+        if not math.isfinite(self.speed_gbps) or self.speed_gbps <= 0:
+            raise ValueError("invalid/duplicate device port (speed must be finite and > 0)")
+        if self.count is not None and self.count < 1:
+            raise ValueError("invalid/duplicate device port (count must be >= 1)")
+        return self
 
     def expand(self) -> list[tuple[str, float]]:
         """The (name, speed) of every port this entry declares, in declared order."""
@@ -191,7 +199,13 @@ class DeviceNic(FleetModel):
     fabric: Name
     switch: Name
     port: str = ""
-    speed_gbps: Positive
+    speed_gbps: float
+
+    @model_validator(mode="after")
+    def _speed(self) -> DeviceNic:
+        if not math.isfinite(self.speed_gbps) or self.speed_gbps <= 0:
+            raise ValueError("invalid device NIC (speed must be finite and > 0)")
+        return self
 
 
 class Collection(FleetModel):
@@ -227,7 +241,7 @@ class Device(FleetModel):
     management_ip: IPv4 | None = None
     rail: int | None = None
     scalable_unit: str = ""
-    static_power_w: NonNegative | None = None
+    static_power_w: float | None = None
     ports: list[DevicePort] = Field(default_factory=list)
     nics: list[DeviceNic] = Field(default_factory=list)
     collection: Collection | None = None
@@ -236,6 +250,9 @@ class Device(FleetModel):
     def _ports_and_rail(self) -> Device:
         if self.rail is not None and self.rail < 0:
             raise ValueError("negative rail")
+        power = self.static_power_w
+        if power is not None and (not math.isfinite(power) or power < 0):
+            raise ValueError("invalid static power")
         seen: set[str] = set()
         for port in self.ports:
             for name, _ in port.expand():

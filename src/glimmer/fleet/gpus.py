@@ -53,6 +53,7 @@ def build_gpus(ctx: BuildContext, claims: Claims, nodes: list[NodeDraft]) -> Gpu
     pcis: list[str] = []
     node_of: list[int] = []
     slot_of: list[int] = []
+    board_first: list[bool] = []  # first GPU of its board: the one that claims the serial
     pci_default = [ids.pci_bus_id(s) for s in range(8)]
     for d in nodes:
         n = d.pool.gpus_per_node
@@ -65,10 +66,11 @@ def build_gpus(ctx: BuildContext, claims: Claims, nodes: list[NodeDraft]) -> Gpu
         pcis.extend(pci_default[:n])
         node_of.extend([d.index] * n)
         slot_of.extend(range(n))
+        board_first.extend(s % per_board == 0 for s in range(n))
     usable = np.zeros(len(keys), dtype=np.int64)
     modules: dict[tuple[int, int], int] = {}
     _apply_overrides(ctx, nodes, uuids, boards, pcis, usable, modules)
-    _claim(claims, keys, uuids, boards, pcis)
+    _claim(claims, keys, uuids, boards, pcis, board_first)
     return GpuTable(
         keys=tuple(keys),
         uuids=tuple(uuids),
@@ -142,16 +144,16 @@ def _claim(
     uuids: list[str],
     boards: list[str],
     pcis: list[str],
+    board_first: list[bool],
 ) -> None:
     # Generated identities have no field of their own: the GPU key says which one clashed.
     paths = keys
     claims.claim_many("UUID", uuids, paths)
     # Two GPUs of one NVL72 board legitimately share the serial: claim each board once.
-    first_of_board = [i == 0 or boards[i] != boards[i - 1] for i in range(len(boards))]
     claims.claim_many(
         "serial",
-        [b for b, f in zip(boards, first_of_board, strict=True) if f],
-        [p for p, f in zip(paths, first_of_board, strict=True) if f],
+        [b for b, f in zip(boards, board_first, strict=True) if f],
+        [p for p, f in zip(paths, board_first, strict=True) if f],
     )
     hosts = [k.removeprefix("gpu:").rpartition("/")[0] for k in keys]
     claims.claim_many("PCI address", [f"{h}/{p}" for h, p in zip(hosts, pcis, strict=True)], paths)

@@ -83,6 +83,7 @@ def node_drafts(
             path = f"spec.pools[{pos}]" + (f".nodes[{_position(pool.nodes, o)}]" if o else "")
             if not is_name(host):
                 raise ctx.error(f"{path}.hostnamePrefix", f"invalid generated hostname {host!r}")
+            claims.claim("hostname", host, f"{path}.node[{ordinal}].hostname")
             ri = int(where.rack[ordinal])
             d = NodeDraft(
                 pos,
@@ -179,7 +180,6 @@ def node_records(
         bmc_serial = (bmc_dev.serial if bmc_dev else "") or ids.device_serial(seed, bmc_key)
         serial = (o.serial if o else "") or ids.node_serial(seed, pool.name, d.ordinal)
         node_path = f"{path}.node[{d.ordinal}]"
-        claims.claim("hostname", d.hostname, f"{node_path}.hostname")
         claims.claim("hostname", bmc_name, f"{node_path}.bmc")
         claims.claim("IP", d.ip, f"{node_path}.ip")
         claims.claim("IP", bmc_ip, f"{node_path}.bmc.ip")
