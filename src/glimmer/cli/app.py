@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 
 from glimmer import __version__
 from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, resources
-from glimmer.cli.output import err_console
 from glimmer.errors import InputError, InputErrors
 
 app = typer.Typer(
@@ -53,9 +51,16 @@ def _say_error(error: InputError) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script. Returns (and exits with) the process exit code."""
+    """Entry point of the console script. Returns (and exits with) the process exit code.
+
+    Click's standalone mode handles usage errors (exit 2), --help and explicit exits; glimmer's
+    own input errors are caught here so that none of them ever shows a traceback.
+    """
     try:
-        code = app(args=argv, standalone_mode=False)
+        app(args=argv, standalone_mode=True)
+        code: int = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except InputErrors as errs:
         for e in errs.errors:
             _say_error(e)
@@ -63,15 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         _say_error(e)
         code = 2
-    except click.exceptions.UsageError as e:
-        e.show()
-        code = 2
-    except click.exceptions.Abort:
-        err_console.print("aborted", markup=False)
-        code = 130
-    except click.exceptions.Exit as e:
-        code = e.exit_code
-    rc = code if isinstance(code, int) else 0
     if argv is None:
-        sys.exit(rc)
-    return rc
+        sys.exit(code)
+    return code
