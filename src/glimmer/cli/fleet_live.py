@@ -80,7 +80,7 @@ def telemetry(
 ) -> None:
     """Print the fleet's Prometheus exposition at a simulated instant."""
     t = _at(at, "--at")
-    sys.stdout.write(_sim(fleet, fault or [], noise).exposition_at(t))
+    sys.stdout.writelines(_sim(fleet, fault or [], noise).exposition_chunks(t))
     sys.stdout.flush()
 
 
@@ -101,23 +101,24 @@ def _handler(sim: FleetSim, clock: SimClock) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path.split("?", 1)[0] != "/metrics":
-                self._send(404, "text/plain; charset=utf-8", b"not found; try /metrics\n")
+                self._send(404, "text/plain; charset=utf-8", [b"not found; try /metrics\n"])
                 return
             with lock:
                 t = clock.now()
-                body = sim.exposition_at(t).encode()
+                body = [chunk.encode() for chunk in sim.exposition_chunks(t)]
             self._send(200, CONTENT_TYPE, body, {"X-Glimmer-Simulated-Time": rfc3339(t)})
 
         def _send(
-            self, code: int, ctype: str, body: bytes, extra: dict[str, str] | None = None
+            self, code: int, ctype: str, body: list[bytes], extra: dict[str, str] | None = None
         ) -> None:
             self.send_response(code)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(sum(len(b) for b in body)))
             for k, v in (extra or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(body)
+            for chunk in body:
+                self.wfile.write(chunk)
 
         def log_message(self, format: str, *args: object) -> None:
             return  # scrapes are frequent; stay quiet

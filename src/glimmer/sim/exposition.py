@@ -9,8 +9,7 @@ only turns a numpy array of values into strings (integers through numpy, decimal
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -87,9 +86,11 @@ def format_values(values: FloatArray, decimals: int | None) -> list[str]:
     """Each value as exposition text. Non-finite values print as NaN, +Inf or -Inf."""
     finite = np.isfinite(values)
     if decimals is None:
-        out: list[str] = (
-            np.rint(np.where(finite, values, 0.0)).astype(np.int64).astype(str).tolist()
-        )
+        ints = np.rint(np.where(finite, values, 0.0)).astype(np.int64)
+        if ints.size and ints.min() == ints.max():
+            out = [str(int(ints[0]))] * ints.size  # idle counters: one string, shared
+        else:
+            out = list(map(str, ints.tolist()))
     else:
         out = list(map(f"{{:.{decimals}f}}".format, values.tolist()))
     if not finite.all():
@@ -103,35 +104,52 @@ def format_values(values: FloatArray, decimals: int | None) -> list[str]:
 class SeriesSet:
     """The series of one family over a fixed table of rows (GPUs, nodes, racks).
 
-    ``prefixes`` are cached ``name{labels} `` strings; a render picks the rows in ``present``
-    (absent rows — a GPU the exporter cannot see — emit nothing).
+    The line prefixes ``\nname{labels} `` are built once and cached; a render emits the rows in
+    ``present`` only (absent rows — a GPU the exporter cannot see — emit nothing). Rendering
+    appends pieces to a list so a whole exposition is joined once: at 100,000 GPUs the text is
+    hundreds of megabytes, and every extra copy costs as much as the formatting.
     """
 
     family: Family
     label_rows: Sequence[str]
     _prefixes: list[str] = field(default_factory=list, repr=False)
+    _template: list[str] = field(default_factory=list, repr=False)  # prefix, value, prefix, …
+    _mask: BoolArray | None = field(default=None, repr=False)  # rows the template holds
 
     def prefixes(self) -> list[str]:
         if not self._prefixes and self.label_rows:
-            head = self.family.name
+            head = "\n" + self.family.name
             self._prefixes = [f"{head}{labels} " for labels in self.label_rows]
         return self._prefixes
 
-    def render(self, values: FloatArray, present: BoolArray | None = None) -> str:
-        """The family's HELP/TYPE header and one line per present row."""
+    def pieces(
+        self, values: FloatArray, present: BoolArray | None = None, out: list[str] | None = None
+    ) -> list[str]:
+        """Append the family's header and lines to ``out`` (a new list when None)."""
+        out = [] if out is None else out
         prefixes = self.prefixes()
         if len(values) != len(prefixes):
             raise ValueError(f"{self.family.name}: {len(values)} values for {len(prefixes)} series")
+        out.append(self.family.header()[:-1])  # each line brings its own leading newline
         if present is not None and not present.all():
-            rows = np.flatnonzero(present)
-            values = values[rows]
-            prefixes = [prefixes[i] for i in rows.tolist()]
-        texts = format_values(values, self.family.decimals)
-        newlines = itertools.repeat("\n", len(texts))
-        body = "".join(itertools.chain.from_iterable(zip(prefixes, texts, newlines, strict=True)))
-        return self.family.header() + body
+            values = values[present]
+            if self._mask is None or not np.array_equal(present, self._mask):
+                # The set of present rows changes only when faults start or end: rebuild the
+                # template then, not on every scrape.
+                self._mask = present.copy()
+                self._template = [""] * (2 * int(present.sum()))
+                self._template[0::2] = [prefixes[i] for i in np.flatnonzero(present).tolist()]
+        elif self._mask is not None or not self._template:
+            self._mask = None
+            self._template = [""] * (2 * len(prefixes))
+            self._template[0::2] = prefixes
+        # Drop the values into the cached prefix/value template (a C-level slice assignment)
+        # instead of building millions of (prefix, value) pairs.
+        self._template[1::2] = format_values(values, self.family.decimals)
+        out.extend(self._template)
+        out.append("\n")
+        return out
 
-
-def render(parts: Iterable[str]) -> str:
-    """Concatenate rendered families into one exposition document."""
-    return "".join(parts)
+    def render(self, values: FloatArray, present: BoolArray | None = None) -> str:
+        """The family's HELP/TYPE header and one line per present row."""
+        return "".join(self.pieces(values, present))

@@ -122,9 +122,13 @@ class FleetSim:
 
     def exposition_at(self, t: float) -> str:
         """The Prometheus text exposition of every series at ``t``."""
+        return "".join(self.exposition_chunks(t))
+
+    def exposition_chunks(self, t: float) -> list[str]:
+        """The exposition at ``t`` as one string per metric family (to write out in turn)."""
         if self._exporter is None:
             self._exporter = Exporter.for_topology(self.topo, self.reach.nic_table)
-        return self._exporter.render(self.telemetry_at(t))
+        return self._exporter.chunks(self.telemetry_at(t))
 
     def gpu_index(self, key: str) -> int:
         return self.topo.gpu_index[key]
