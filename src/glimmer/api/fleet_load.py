@@ -25,7 +25,7 @@ from glimmer.errors import InputError, InputErrors, Location
 MAX_EXPANSION = 65536
 MAX_DEPTH = 128
 _WHOLE = "must be a finite whole integer, not fractional ownership/capacity"
-_INT_ERRORS = frozenset({"int_from_float", "int_parsing", "int_type"})
+_INT_ERRORS = frozenset({"int_from_float", "int_parsing", "int_type", "finite_number"})
 
 
 @dataclass(frozen=True)
