@@ -1,0 +1,58 @@
+"""The Backend protocol every substrate implements, re-exported from the engine layer, plus
+helpers substrates share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from glimmer.engine.backend import (
+    Backend,
+    BackendError,
+    Conflict,
+    Delivery,
+    ExecPhase,
+    Execution,
+    ExecutionIndex,
+    ExecutionSet,
+    ExecutionSpec,
+    LogUnavailable,
+    NodeView,
+    NotFound,
+    Rendezvous,
+)
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "Conflict",
+    "Delivery",
+    "ExecPhase",
+    "Execution",
+    "ExecutionIndex",
+    "ExecutionSet",
+    "ExecutionSpec",
+    "LogUnavailable",
+    "NodeView",
+    "NotFound",
+    "Rendezvous",
+    "apply_annotations",
+    "selector_matches",
+]
+
+
+def selector_matches(labels: Mapping[str, str], selector: Mapping[str, str] | None) -> bool:
+    """True when every key of ``selector`` is a label with that value (None matches all)."""
+    return not selector or all(labels.get(k) == v for k, v in selector.items())
+
+
+def apply_annotations(
+    current: Mapping[str, str] | None, changes: Mapping[str, str | None] | None
+) -> dict[str, str]:
+    """``current`` with ``changes`` applied: a None value deletes the key."""
+    out = dict(current or {})
+    for key, value in (changes or {}).items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out

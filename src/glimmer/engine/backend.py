@@ -1,0 +1,310 @@
+"""The Backend protocol: everything the reconciler reads from and asks of a substrate.
+
+The engine is written once (DESIGN.md, "One reconciler, four substrates"). A substrate — the
+simulator, this host, Kubernetes, Slurm — implements this protocol; the engine never imports a
+substrate. What a Kubernetes operator calls a pod, the protocol calls an *execution*: one runner
+process on one node, with a deterministic name, a phase and an exit code.
+
+Rules a backend keeps so the engine can keep its own:
+
+* node reads (:meth:`Backend.get_node`, :meth:`Backend.list_nodes`) and the run list used by
+  admission (:meth:`Backend.list_runs`) are fresh, never served from a cache;
+* :meth:`Backend.update_node` applies schedulability and annotations in ONE update;
+* :meth:`Backend.write_metadata` applies annotations and finalizers in ONE update;
+* :meth:`Backend.create_execution` of a name that already exists is not an error;
+* objects handed to the engine are never mutated afterwards by the backend, and the engine never
+  mutates what it was handed (it writes new objects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.result import TestResult
+from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.api.test import BurnInTestSpec
+from glimmer.errors import GlimmerError
+
+
+class BackendError(GlimmerError):
+    """A substrate call failed transiently; the pass stops and is retried later."""
+
+
+class NotFound(BackendError):
+    """The object named does not exist (a node, an execution, a run)."""
+
+
+class Conflict(BackendError):
+    """A write lost a race with another writer (Kubernetes: a stale resourceVersion)."""
+
+
+class LogUnavailable(BackendError):
+    """An execution's log could not be read; the message says why."""
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A node as read fresh from the substrate."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    unschedulable: bool = False
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+class ExecPhase(StrEnum):
+    """Phase of one execution (a Kubernetes pod's phase)."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+    @property
+    def terminated(self) -> bool:
+        return self in (ExecPhase.SUCCEEDED, ExecPhase.FAILED)
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    """The headless rendezvous service of a Pair or Group attempt (no ports, not-ready
+    addresses published), so peers resolve each other by role host name."""
+
+    name: str
+    namespace: str
+    run: str
+    run_uid: str
+    test: str
+    attempt: int
+
+
+@dataclass(frozen=True)
+class ExecutionSpec:
+    """What the engine asks a backend to run: built in one place for every scope (§2.16).
+
+    ``role`` is ``""`` (Node), ``server``/``client`` (Pair) or ``rank-<i>`` (Group). ``env`` is
+    the ordered environment after duplicates were resolved (later wins). ``tolerations``,
+    ``volumes`` and ``pod`` carry the Kubernetes-shaped rest of the pod as data, so every
+    substrate sees the same request and tests can assert on it.
+    """
+
+    name: str
+    namespace: str
+    run: str
+    run_uid: str
+    test: str
+    test_index: int
+    kind: str
+    scope: str
+    node: str
+    unit_nodes: tuple[str, ...]
+    attempt: int
+    role: str
+    rank: int | None
+    nranks: int | None
+    image: str
+    env: tuple[tuple[str, str], ...]
+    duration_seconds: int
+    active_deadline_seconds: int
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    tolerations: tuple[Mapping[str, Any], ...]
+    volumes: tuple[Mapping[str, Any], ...]
+    test_spec: BurnInTestSpec
+    service: str = ""
+    pod: Mapping[str, Any] = field(default_factory=dict)
+
+    def env_value(self, name: str) -> str | None:
+        """The value of one environment variable, or None when it is not set."""
+        for key, value in self.env:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution as observed now.
+
+    ``exit_code`` is the runner container's exit code when it terminated (None otherwise);
+    ``reason``/``message`` are the pod-level account (``DeadlineExceeded``, ``Evicted``),
+    ``container_reason``/``container_message`` the runner container's terminated account
+    (``OOMKilled``), ``waiting_reason``/``waiting_message`` its waiting state
+    (``ImagePullBackOff``), and ``scheduler_message`` the reason it is not scheduled.
+    """
+
+    spec: ExecutionSpec
+    phase: ExecPhase
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    ready: bool = False
+    exit_code: int | None = None
+    reason: str = ""
+    message: str = ""
+    container_reason: str = ""
+    container_message: str = ""
+    waiting_reason: str = ""
+    waiting_message: str = ""
+    scheduler_message: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def node(self) -> str:
+        return self.spec.node
+
+    @property
+    def live(self) -> bool:
+        return not self.phase.terminated
+
+    @property
+    def started(self) -> bool:
+        return self.started_at is not None or self.phase is not ExecPhase.PENDING
+
+
+class ExecutionSet(Protocol):
+    """The executions of one run: every one by name, and the live ones."""
+
+    def get(self, name: str) -> Execution | None: ...
+
+    def live(self) -> Sequence[Execution]: ...
+
+    def __iter__(self) -> Iterator[Execution]: ...
+
+
+class ExecutionIndex:
+    """An :class:`ExecutionSet` over a list, for backends that list and filter."""
+
+    def __init__(self, executions: Sequence[Execution]) -> None:
+        self._by_name = {e.name: e for e in executions}
+        self._live = [e for e in executions if e.live]
+
+    def get(self, name: str) -> Execution | None:
+        return self._by_name.get(name)
+
+    def live(self) -> Sequence[Execution]:
+        return self._live
+
+    def __iter__(self) -> Iterator[Execution]:
+        return iter(self._by_name.values())
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """An envelope the engine hands to the run's sinks (built in full by the sinks issue).
+
+    ``reason`` is ``RunPhaseChanged``, ``TestCompleted`` or ``Checkpoint``; ``key`` the
+    idempotency key part (the phase, ``<test>/<node1>[+<node2>…]``, or the checkpoint
+    sequence); ``result`` the settled result for TestCompleted.
+    """
+
+    reason: str
+    namespace: str
+    run: str
+    run_uid: str
+    key: str
+    phase: str
+    sinks: tuple[str, ...] = ()
+    baseline: bool = False
+    sequence: int | None = None
+    result: TestResult | None = None
+    at: datetime | None = None
+
+
+class Backend(Protocol):
+    """A substrate the reconciler drives."""
+
+    # -- the clock ------------------------------------------------------------------------------
+    def now(self) -> datetime:
+        """The substrate's current time (timezone-aware UTC; virtual on the simulator)."""
+        ...
+
+    # -- nodes (always read fresh) --------------------------------------------------------------
+    def get_node(self, name: str) -> NodeView | None:
+        """The node, or None when it does not exist."""
+        ...
+
+    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
+        """Every node whose labels include all of ``selector`` (all nodes for None)."""
+        ...
+
+    def update_node(
+        self,
+        name: str,
+        *,
+        unschedulable: bool | None = None,
+        annotations: Mapping[str, str | None] | None = None,
+    ) -> NodeView:
+        """Set schedulability and annotations (None deletes a key) in one update.
+        Raises :class:`NotFound`."""
+        ...
+
+    # -- executions ("pods") --------------------------------------------------------------------
+    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionSet:
+        """Every execution owned by this run (matched by run name AND uid)."""
+        ...
+
+    def create_execution(self, spec: ExecutionSpec) -> None:
+        """Start an execution; an existing one of the same name is left as it is."""
+        ...
+
+    def delete_execution(self, namespace: str, name: str) -> None:
+        """Stop and delete an execution; a missing one is not an error."""
+        ...
+
+    def read_log(self, namespace: str, name: str) -> str:
+        """stdout and stderr of an execution so far. Raises :class:`LogUnavailable`."""
+        ...
+
+    def ensure_rendezvous(self, service: Rendezvous) -> None:
+        """Create the headless rendezvous service of a Pair/Group attempt (idempotent)."""
+        ...
+
+    # -- the resources --------------------------------------------------------------------------
+    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
+        """The run as stored, or None."""
+        ...
+
+    def list_runs(self) -> list[BurnInRun]:
+        """Every run in every namespace, read fresh (admission decides from this)."""
+        ...
+
+    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        """Store ``status`` on the run; returns the stored run. Raises :class:`Conflict`."""
+        ...
+
+    def write_metadata(
+        self,
+        run: BurnInRun,
+        *,
+        annotations: Mapping[str, str | None] | None = None,
+        finalizers: Sequence[str] | None = None,
+    ) -> BurnInRun:
+        """Set annotations (None deletes) and replace finalizers in one update; the status is
+        kept as stored. Returns the stored run."""
+        ...
+
+    def delete_run(self, namespace: str, name: str) -> None:
+        """Delete the run (its executions go with it)."""
+        ...
+
+    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
+        """A profile by name (built-in profiles resolve where the substrate offers them)."""
+        ...
+
+    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
+        """Every BurnInTest of the namespace, by name."""
+        ...
+
+    # -- delivery -------------------------------------------------------------------------------
+    def deliver(self, delivery: Delivery) -> bool:
+        """Hand an envelope to the sinks; False when some sink failed."""
+        ...
