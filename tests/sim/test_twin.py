@@ -120,3 +120,37 @@ def test_active_faults_respect_windows(fixture_topo: Topology) -> None:
     assert sim.active_faults(EPOCH - 1) == ()
     assert len(sim.faults_on(EPOCH + 599, "node:nvl-node-0003")) == 1
     assert sim.active_faults(EPOCH + 600) == ()
+
+
+def _with_declared_faults(topo: Topology, faults: list[dict[str, object]]) -> Topology:
+    from glimmer.api.fleet import Fault as Declared
+    from glimmer.fleet.build import build
+
+    spec = topo.fleet.spec.model_copy(
+        update={"faults": [Declared.model_validate(f) for f in faults]}
+    )
+    return build(topo.fleet.model_copy(update={"spec": spec}))
+
+
+def test_declared_faults_act_inside_their_window(fixture_topo: Topology) -> None:
+    topo = _with_declared_faults(
+        fixture_topo,
+        [{"mode": "gpu_fallen_off_bus", "target": "gpu:nvl-node-0000/2",
+          "window": {"start": "2026-10-02T00:10:00Z", "end": "2026-10-02T00:20:00Z"}}],
+    )  # fmt: skip
+    sim = FleetSim(topo)
+    training = "gpuworkload:scheduler-a/training-a"
+    before = sim.state_at(EPOCH + 300).allocation.status(training)
+    during = sim.state_at(EPOCH + 900).allocation.status(training)
+    after = sim.state_at(EPOCH + 1200).allocation.status(training)
+    assert before is not None and before.phase is Phase.RUNNING
+    assert during is not None and during.phase is Phase.FAILED
+    assert after is not None and after.phase is Phase.RUNNING
+
+
+def test_a_declared_fault_on_a_wrong_target_is_refused(fixture_topo: Topology) -> None:
+    topo = _with_declared_faults(
+        fixture_topo, [{"mode": "gpu_leak_detected", "target": "rack:site-a/pcie-a"}]
+    )
+    with pytest.raises(InputError, match="declared fault gpu_leak_detected@rack:site-a/pcie-a"):
+        FleetSim(topo)

@@ -17,18 +17,15 @@ from typing import Annotated
 import typer
 
 from glimmer.errors import InputError
+from glimmer.fleet.faultspec import SYNTAX, parse_faults
 from glimmer.fleet.load import load_topology
 from glimmer.sim.clock import parse_time, rfc3339
-from glimmer.sim.faults import Fault
-from glimmer.sim.twin import FleetSim
+from glimmer.sim.twin import FleetSim, from_spec
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 FLEET_HELP = "Built-in fleet name (ai-factory, hgx-1k …) or a Fleet YAML/JSON file."
-FAULT_HELP = (
-    "Inject a fault: MODE@TARGET[=INTENSITY], e.g. gpu_low_pstate@gpu:hgx-node-0001/3=0.8 "
-    "(repeatable; active for the whole run)."
-)
+FAULT_HELP = f"Inject a fault: {SYNTAX} (repeatable; active for the whole run)."
 
 
 def _at(text: str, flag: str) -> float:
@@ -38,28 +35,9 @@ def _at(text: str, flag: str) -> float:
         raise InputError(f"{flag}: {e}") from None
 
 
-def parse_fault_flag(text: str) -> Fault:
-    """One ``--fault MODE@TARGET[=INTENSITY]`` (intensity 1 when omitted)."""
-    mode, sep, rest = text.partition("@")
-    target, level = rest, 1.0
-    head, eq, tail = rest.rpartition("=")
-    if eq:
-        try:
-            target, level = head, float(tail)
-        except ValueError:
-            raise InputError(f"--fault {text}: intensity {tail!r} is not a number") from None
-    if not sep or not mode or ":" not in target:
-        raise InputError(f"--fault {text}: expected MODE@TARGET[=INTENSITY]")
-    return Fault(mode.strip(), target.strip(), level)
-
-
-def parse_fault_flags(values: list[str]) -> list[Fault]:
-    """The faults of repeated ``--fault`` flags."""
-    return [parse_fault_flag(v) for v in values]
-
-
 def _sim(fleet: str, faults: list[str], noise: bool) -> FleetSim:
-    return FleetSim(load_topology(fleet), parse_fault_flags(faults), noise=noise)
+    specs = parse_faults(faults)
+    return FleetSim(load_topology(fleet), [from_spec(f) for f in specs], noise=noise)
 
 
 FleetOpt = Annotated[str, typer.Option("--fleet", "-f", help=FLEET_HELP)]

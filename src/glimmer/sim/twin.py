@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glimmer.api.fleet import Fault as DeclaredFault
+from glimmer.fleet import faultspec
+from glimmer.fleet.faultspec import FaultSpec
 from glimmer.fleet.topology import Topology
 from glimmer.sim import derive
 from glimmer.sim.allocation import AllocationPlan, plan
@@ -39,14 +40,11 @@ class FleetState:
     operating: OperatingPoints
 
 
-def from_declared(faults: Iterable[DeclaredFault]) -> list[Fault]:
-    """The simulator's faults from a Fleet's ``spec.faults``."""
-    out = []
-    for f in faults:
-        start = to_seconds(f.window.start) if f.window.start else None
-        end = to_seconds(f.window.end) if f.window.end else None
-        out.append(Fault(f.mode, f.target, f.intensity, Window(start, end)))
-    return out
+def from_spec(spec: FaultSpec) -> Fault:
+    """The simulator's fault from a parsed ``--fault`` flag."""
+    start = to_seconds(spec.start) if spec.start else None
+    end = to_seconds(spec.end) if spec.end else None
+    return Fault(spec.mode, spec.target, spec.intensity, Window(start, end))
 
 
 class FleetSim:
@@ -64,7 +62,7 @@ class FleetSim:
         self.epoch = epoch
         self.noise = noise
         self.reach = TopologyReach(topo)
-        declared = from_declared(topo.fleet.spec.faults)
+        declared = [from_spec(faultspec.from_declared(f)) for f in topo.fleet.spec.faults]
         self.reach.check(declared, "declared fault")
         extra = list(extra_faults)
         self.reach.check(extra, "fault")
