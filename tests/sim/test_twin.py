@@ -154,3 +154,34 @@ def test_a_declared_fault_on_a_wrong_target_is_refused(fixture_topo: Topology) -
     )
     with pytest.raises(InputError, match="declared fault gpu_leak_detected@rack:site-a/pcie-a"):
         FleetSim(topo)
+
+
+def test_physics_refuses_a_plan_from_a_rebuilt_or_copied_topology(fixture_topo: Topology) -> None:
+    import copy
+
+    from glimmer.sim.physics import OperatingPointError
+
+    sim = FleetSim(fixture_topo)
+    rebuilt = FleetSim(load_topology("ai-factory-fixture"))
+    foreign = rebuilt.allocation_at(EPOCH)
+    with pytest.raises(OperatingPointError, match="snapshot origin differs from topology"):
+        sim.operating_points(foreign)
+    own = sim.allocation_at(EPOCH)
+    with pytest.raises(OperatingPointError, match="origin"):
+        sim.operating_points(copy.deepcopy(own))
+    _, ops = sim.operating_points(own)
+    assert ops.power_w.shape == (fixture_topo.gpu_count,)
+
+
+def test_physics_refuses_an_inconsistent_holding(fixture_topo: Topology) -> None:
+    from dataclasses import replace
+
+    from glimmer.sim.physics import HELD, OperatingPointError
+
+    sim = FleetSim(fixture_topo)
+    own = sim.allocation_at(EPOCH)
+    state = own.holding.state.copy()
+    state[10] = HELD  # held, but by no workload
+    bad = replace(own, holding=replace(own.holding, state=state))
+    with pytest.raises(OperatingPointError, match="unknown workload key"):
+        sim.operating_points(bad)

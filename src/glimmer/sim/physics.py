@@ -92,8 +92,23 @@ def demand_at(cols: FleetColumns, bucket: int) -> FloatArray:
                     w.utilization_base + w.utilization_amplitude * wave)  # fmt: skip
 
 
+def check_holding(cols: FleetColumns, holding: Holding) -> None:
+    """Refuse an allocation that does not fit this fleet or contradicts itself (§6.1)."""
+    if holding.state.shape != (cols.n_gpus,) or holding.owner.shape != (cols.n_gpus,):
+        raise OperatingPointError("missing GPU allocations")
+    if not np.isin(holding.state, (IDLE, HELD, UNAVAILABLE)).all():
+        raise OperatingPointError("inconsistent unheld GPU")
+    held = holding.state == HELD
+    owners = holding.owner[held]
+    if owners.size and (owners.min() < 0 or owners.max() >= cols.n_workloads):
+        raise OperatingPointError("unknown workload key")
+    if (holding.owner[~held] != -1).any():
+        raise OperatingPointError("inconsistent unheld GPU")
+
+
 def operating_points(cols: FleetColumns, holding: Holding, levels: FaultLevels) -> OperatingPoints:
     """Every operating-point equation of §6, vectorised over GPUs, nodes, racks and workloads."""
+    check_holding(cols, holding)
     g, n, r = cols.gpus, cols.nodes, cols.racks
     node = g.node
     rack_of_gpu = n.rack[node]

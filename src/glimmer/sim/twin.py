@@ -18,13 +18,13 @@ from glimmer.fleet import faultspec
 from glimmer.fleet.faultspec import FaultSpec
 from glimmer.fleet.topology import Topology
 from glimmer.sim import derive
-from glimmer.sim.allocation import AllocationPlan, plan
+from glimmer.sim.allocation import AllocationPlan, bucket_of, plan
 from glimmer.sim.arrays import FleetColumns, IntArray
 from glimmer.sim.clock import EPOCH, to_seconds
 from glimmer.sim.exporter import Exporter
 from glimmer.sim.faults import CapturedFault, Fault, Window, capture
 from glimmer.sim.levels import FaultLevels, fold
-from glimmer.sim.physics import OperatingPoints, operating_points
+from glimmer.sim.physics import OperatingPointError, OperatingPoints, operating_points
 from glimmer.sim.reach import TopologyReach
 from glimmer.sim.telemetry import Telemetry, sample
 
@@ -82,20 +82,33 @@ class FleetSim:
         """Active faults whose target is exactly ``target``."""
         return tuple(f for f in self.active_faults(t) if f.target == target)
 
+    def allocation_at(self, t: float) -> AllocationPlan:
+        """The allocation plan at ``t`` under the faults active then (§5)."""
+        return plan(self.schedule, t, self.active_faults(t), self.reach.gpus, origin=self.topo)
+
     def state_at(self, t: float) -> FleetState:
         """Capture, allocate, fold and compute the operating point at ``t``."""
-        captured = self.active_faults(t)
-        allocation = plan(self.schedule, t, captured, self.reach.gpus, origin=self.topo)
+        allocation = self.allocation_at(t)
+        levels, ops = self.operating_points(allocation)
+        return FleetState(t, allocation.faults, allocation, levels, ops)
+
+    def operating_points(self, allocation: AllocationPlan) -> tuple[FaultLevels, OperatingPoints]:
+        """Fault levels and operating points for a plan this simulator made (§6.1: the plan's
+        origin must be this very topology object; a plan from a rebuilt or copied topology is
+        refused even when every key matches)."""
+        if allocation.origin is not self.topo:
+            raise OperatingPointError("snapshot origin differs from topology")
+        if bucket_of(allocation.at) != allocation.bucket:
+            raise OperatingPointError("inconsistent bucket/time")
         levels = fold(
-            captured,
+            allocation.faults,
             self.reach,
             n_gpus=self.columns.n_gpus,
             n_racks=self.columns.n_racks,
             n_edges=self.columns.n_edges,
             n_nics=len(self.reach.nic_table.keys),
         )
-        ops = operating_points(self.columns, allocation.holding, levels)
-        return FleetState(t, captured, allocation, levels, ops)
+        return levels, operating_points(self.columns, allocation.holding, levels)
 
     def gpu_levels(self, t: float, gpu: int) -> dict[str, float]:
         """Every mode reaching GPU index ``gpu`` at ``t`` with its intensity (for runners)."""
