@@ -1,14 +1,21 @@
 """The built-in profiles shipped in ``glimmer/data/profiles``: tests and profiles that a run can
-name without any file of the user's."""
+name without any file of the user's.
+
+A run's ``profileRef`` names a profile in its namespace; when no such profile was given, a
+built-in profile of that name stands in (:func:`profile_or_builtin`), with the built-in tests
+filling in whatever test names the given tests lack.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
 from glimmer.api.load import Loaded, load_paths
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.test import BurnInTest
+from glimmer.api.test import BurnInTest, BurnInTestSpec
 
 
 def builtin_profiles_dir() -> Path:
@@ -21,6 +28,19 @@ def load_builtin() -> list[Loaded]:
     return load_paths([str(builtin_profiles_dir())])
 
 
+@lru_cache(maxsize=1)
+def _builtin() -> tuple[dict[str, BurnInProfile], dict[str, BurnInTestSpec]]:
+    # The shipped files never change under a running process; read them once.
+    profiles: dict[str, BurnInProfile] = {}
+    tests: dict[str, BurnInTestSpec] = {}
+    for item in load_builtin():
+        if isinstance(item.obj, BurnInProfile):
+            profiles[item.name] = item.obj
+        elif isinstance(item.obj, BurnInTest):
+            tests[item.name] = item.obj.spec
+    return profiles, tests
+
+
 def builtin_profile_names() -> list[str]:
     """Names of the built-in profiles, in file order."""
     return [i.name for i in load_builtin() if isinstance(i.obj, BurnInProfile)]
@@ -28,3 +48,33 @@ def builtin_profile_names() -> list[str]:
 
 def builtin_test_names() -> list[str]:
     return [i.name for i in load_builtin() if isinstance(i.obj, BurnInTest)]
+
+
+def builtin_profile(name: str) -> BurnInProfile | None:
+    """A copy of the built-in profile ``name``, or None."""
+    found = _builtin()[0].get(name)
+    return found.model_copy(deep=True) if found is not None else None
+
+
+def builtin_tests() -> dict[str, BurnInTestSpec]:
+    """Copies of every built-in test's spec, by name."""
+    return {name: spec.model_copy(deep=True) for name, spec in _builtin()[1].items()}
+
+
+def profile_or_builtin(
+    profile_ref: str,
+    profile: BurnInProfile | None,
+    tests: Mapping[str, BurnInTestSpec],
+) -> tuple[BurnInProfile, dict[str, BurnInTestSpec]] | None:
+    """The profile a run's ``profileRef`` names, and the tests it may refer to.
+
+    A given ``profile`` wins, with ``tests`` as given. Without one, the built-in profile of
+    that name is used, and a test name ``tests`` lacks resolves to the built-in test (the
+    user's own test of the same name wins). None when neither exists.
+    """
+    if profile is not None:
+        return profile, dict(tests)
+    found = builtin_profile(profile_ref)
+    if found is None:
+        return None
+    return found, {**builtin_tests(), **tests}

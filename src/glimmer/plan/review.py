@@ -1,0 +1,74 @@
+"""What a pinned plan says about itself, as conditions the engine sets at markRunning (§2.5):
+
+* ``ThresholdsSound`` — the linter's review of the plan's gates. True means no gate is written
+  so that it passes or fails for the wrong reason; it is explicitly not a claim that the values
+  are calibrated. False names up to 5 unsound gates, then "and N more". Unsound gates never
+  stop a run (malformed ones refused it already).
+* ``PlanExpanded`` — only when variants expanded an entry into cells: how many entries became
+  how many planned tests, how many (test, node) executions that is, and the cap they run under.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from glimmer.api.k8s import Condition
+from glimmer.api.pinned import PlanDocument, PlannedTest
+from glimmer.plan.build import describe_problems, gate_problems, scope_of
+from glimmer.plan.conditions import REVIEWED, UNSOUND_THRESHOLDS, VARIANTS_EXPANDED, condition
+from glimmer.plan.slots import unit_cost
+from glimmer.verdict.lint import Severity
+from glimmer.verdict.text import plural
+
+
+def thresholds_sound(plan: PlanDocument, now: datetime, generation: int | None) -> Condition:
+    """The ThresholdsSound condition of ``plan``."""
+    unsound = gate_problems(plan.tests, Severity.UNSOUND)
+    if not unsound:
+        gates = sum(len(t.spec.thresholds or ()) for t in plan.tests)
+        message = (
+            f"the linter found no unsound gate among the plan's {gates} "
+            f"{plural(gates, 'threshold')}; this reviews how the gates are written, not "
+            "whether their values are calibrated for this hardware"
+        )
+        return condition(REVIEWED, message, now, generation)
+    count = len(unsound)
+    message = (
+        f"{count} unsound {plural(count, 'threshold')} (the run proceeds, but "
+        f"{plural(count, 'this gate', 'these gates')} can pass or fail for the wrong reason): "
+        f"{describe_problems(unsound)}"
+    )
+    return condition(UNSOUND_THRESHOLDS, message, now, generation)
+
+
+def node_executions(tests: Sequence[PlannedTest], targets: Sequence[str]) -> int:
+    """How many (test, node) executions the plan holds: a Node test runs on every target, a
+    Pair test on its two ends, a Group test on every target."""
+    return sum(unit_nodes(test, targets) for test in tests)
+
+
+def unit_nodes(test: PlannedTest, targets: Sequence[str]) -> int:
+    scope = scope_of(test.spec)
+    if scope == "Node":
+        return len(targets)
+    if scope in ("Pair", "Group"):
+        return unit_cost(scope, targets)
+    return 0  # an unknown scope settles Error without running anywhere
+
+
+def plan_expanded(
+    plan: PlanDocument, cap: int, now: datetime, generation: int | None
+) -> Condition | None:
+    """The PlanExpanded condition, or None when no entry had variants."""
+    if not any(test.parent is not None for test in plan.tests):
+        return None
+    entries, tests = len(plan.profile_entries), len(plan.tests)
+    executions = node_executions(plan.tests, plan.targets)
+    message = (
+        f"{entries} profile {plural(entries, 'entry', 'entries')} expanded to {tests} planned "
+        f"{plural(tests, 'test')}: {executions} node {plural(executions, 'execution')} over "
+        f"{len(plan.targets)} target {plural(len(plan.targets), 'node')}, at most {cap} at "
+        "once (maxConcurrentNodes)"
+    )
+    return condition(VARIANTS_EXPANDED, message, now, generation)
