@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from glimmer.api.fleet import Rack
-from glimmer.api.fleet_nvlink import EntityMapping, Partition, SwitchOverride
+from glimmer.api.fleet_nvlink import EntityMapping, Nvl72NvLink, Partition, SwitchOverride
 from glimmer.fleet import identity as ids
 from glimmer.fleet import skus
 from glimmer.fleet.context import BuildContext, Claims
@@ -172,6 +172,8 @@ def build_hgx(
                 switch_trays=(),
                 correlated=bool(block and block.correlated),
                 links_per_gpu=HGX_LINKS if mapped else 0,
+                complete_map=mapped,  # the audited map is complete by construction
+                entity_keys=tuple(sorted(m.key for m in block.entity_mappings)) if block else (),
             )
         )
         d.domain = parts.domains[-1].index
@@ -265,8 +267,11 @@ def build_nvl72(
     members = dict(sorted(members.items(), key=lambda kv: kv[1]))
     partitions = _partitions(ctx, path, block.partitions if block else [], stem, members, parts)
     switch_of = {(s.tray, s.ordinal): s.index for s in parts.switches[first_switch:]}
+    complete = False
     if block:
-        _nvl72_maps(ctx, path, block, stem, members, switch_of, trays, rack, partitions, parts)
+        complete = _nvl72_maps(
+            ctx, path, block, stem, members, switch_of, trays, rack, partitions, parts
+        )
     parts.domains.append(
         DomainRecord(
             index=len(parts.domains),
@@ -282,6 +287,8 @@ def build_nvl72(
             switch_trays=tuple(tray_keys),
             correlated=bool(block and block.correlated),
             links_per_gpu=(block.links_per_gpu or 0) if block else 0,
+            complete_map=complete,
+            entity_keys=tuple(sorted(m.key for m in block.entity_mappings)) if block else (),
         )
     )
     for d in trays:
@@ -291,7 +298,7 @@ def build_nvl72(
 def _nvl72_maps(
     ctx: BuildContext,
     path: str,
-    block: object,
+    block: Nvl72NvLink,
     stem: str,
     members: dict[str, int],
     switch_of: dict[tuple[int, int], int],
@@ -299,11 +306,8 @@ def _nvl72_maps(
     rack: Rack,
     partitions: tuple[PartitionRecord, ...],
     parts: NvLinkParts,
-) -> None:
+) -> bool:
     """Port vendor ids, sourced links and entity mappings of an NVL72 domain (§1.8, §1.10.3)."""
-    from glimmer.api.fleet_nvlink import Nvl72NvLink
-
-    assert isinstance(block, Nvl72NvLink)
     mapped: dict[tuple[int, int, int], str] = {}
     vendor_ids: set[tuple[int, int, str]] = set()
     for mi, m in enumerate(block.port_mappings):
@@ -349,16 +353,17 @@ def _nvl72_maps(
         _check_entities(
             ctx, path, block.entity_mappings, allowed, "entity outside domain/rack membership"
         )
+    per_gpu = block.links_per_gpu or 0
+    complete = (
+        per_gpu > 0
+        and len(mapped) == len(switch_of) * NVL72_PORTS
+        and all((g, k) in seen_links for g in members.values() for k in range(per_gpu))
+    )
     if block.correlated:
-        per_gpu = block.links_per_gpu or 0
-        complete = (
-            per_gpu > 0
-            and len(mapped) == len(switch_of) * NVL72_PORTS
-            and all((g, k) in seen_links for g in members.values() for k in range(per_gpu))
-        )
         if not complete:
             raise ctx.error(
                 path, "NVLink correlation requires complete sourced endpoint/vendor map"
             )
         if len(edges) != len(members) * per_gpu:
             raise ctx.error(path, "NVLink correlation map has extra edges")
+    return complete and len(edges) == len(members) * per_gpu

@@ -119,6 +119,8 @@ class DomainRecord:
     switch_trays: tuple[str, ...]  # tray keys (nvl72)
     correlated: bool
     links_per_gpu: int  # 0 when unknown
+    complete_map: bool  # every port sourced, every GPU link mapped (§1.10.3)
+    entity_keys: tuple[str, ...]  # members with a sourced vendor entity id
 
 
 @dataclass(frozen=True)
