@@ -79,7 +79,8 @@ def test_selecting_one_hgx_node_pool_keeps_the_other_nodes_switches_out() -> Non
     doc = builtin_doc("ai-factory")
     pools = doc["spec"]["pools"]
     hgx = next(p for p in pools if p["name"] == "hgx-pool")
-    other = {**hgx, "name": "hgx-pool-b", "hostnamePrefix": "hgx-b", "nodeCount": 1, "nodes": [], "nics": [],
+    other = {**hgx, "name": "hgx-pool-b", "hostnamePrefix": "hgx-b", "nodeCount": 1,
+             "nodes": [], "nics": [],
              "nodeIps": {"cidr": "10.10.5.0/24", "startOffset": 10},
              "bmc": {"managementIps": {"cidr": "10.20.5.0/24", "startOffset": 10}},
              "placements": [{"rack": "rack:site-a/hgx-a", "nodeStart": 0, "nodeCount": 1,
