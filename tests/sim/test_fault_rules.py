@@ -118,3 +118,51 @@ def test_overlapping_burst_edges_sum_to_72_not_81() -> None:
     )
     levels = fold(faults, Reach(), n_gpus=8, n_racks=1, n_edges=144, n_nics=0)
     assert levels.edge_burst().sum() == 72.0
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["gpu_low_pstate", "gpu_xid_burst"]),
+            st.integers(0, 5),
+            st.sets(st.integers(0, 9), min_size=1, max_size=10),
+            finite_levels,
+        ),
+        max_size=8,
+    )
+)
+def test_folding_keeps_the_maximum_per_gpu_and_mode(
+    specs: list[tuple[str, int, set[int], float]],
+) -> None:
+    """Folding agrees with a brute-force maximum over every fault reaching each GPU."""
+    import numpy as np
+
+    from glimmer.sim.levels import fold
+
+    reach_of = {}
+    faults = []
+    for mode, target_no, gpus, level in specs:
+        target = f"node:n-{target_no}"
+        reach_of.setdefault(target, gpus)  # one target always reaches the same GPUs
+        faults.append(Fault(mode, target, level))
+
+    class Reach:
+        def gpus(self, mode: str, target: str) -> np.ndarray:
+            return np.array(sorted(reach_of[target]), dtype=np.int64)
+
+        def racks(self, target: str) -> np.ndarray:
+            return np.zeros(0, dtype=np.int64)
+
+        def edges(self, target: str) -> np.ndarray:
+            return np.zeros(0, dtype=np.int64)
+
+        def nics(self, target: str) -> np.ndarray:
+            return np.zeros(0, dtype=np.int64)
+
+    levels = fold(capture(faults, 0.0), Reach(), n_gpus=10, n_racks=0, n_edges=0, n_nics=0)
+    for mode in ("gpu_low_pstate", "gpu_xid_burst"):
+        for g in range(10):
+            expected = combine(
+                f.intensity for f in faults if f.mode == mode and g in reach_of[f.target]
+            )
+            assert levels.of(mode)[g] == expected

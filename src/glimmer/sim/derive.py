@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glimmer.api.fleet_sched import parse_duration
+from glimmer.api.fleet_sched import Workload, parse_duration
 from glimmer.fleet.identity import gpu_hash, project_key, scheduler_key, worker_key, workload_key
 from glimmer.fleet.topology import Topology
 from glimmer.sim.allocation import Schedule, WorkloadSpec
@@ -113,8 +113,9 @@ def columns(topo: Topology) -> FleetColumns:
     )
 
 
-def _workloads_sorted(topo: Topology) -> list[tuple[str, str, object]]:
-    out: list[tuple[str, str, object]] = []
+def _workloads_sorted(topo: Topology) -> list[tuple[str, str, Workload]]:
+    """(workload key, scheduler name, workload) of every workload, in key order."""
+    out: list[tuple[str, str, Workload]] = []
     for s in topo.fleet.spec.schedulers:
         for w in s.workloads:
             out.append((workload_key(s.name, w.name), s.name, w))
@@ -124,9 +125,7 @@ def _workloads_sorted(topo: Topology) -> list[tuple[str, str, object]]:
 
 def workload_columns(topo: Topology) -> WorkloadColumns:
     """The demand envelope of every workload, in key order."""
-    from glimmer.api.fleet_sched import Workload
-
-    rows = [(key, w) for key, _, w in _workloads_sorted(topo) if isinstance(w, Workload)]
+    rows = [(key, w) for key, _, w in _workloads_sorted(topo)]
 
     def col(values: list[float]) -> FloatArray:
         return np.array(values, dtype=np.float64)
@@ -146,12 +145,9 @@ def workload_columns(topo: Topology) -> WorkloadColumns:
 
 def schedule(topo: Topology) -> Schedule:
     """The allocation's view of the schedulers: workloads in key order and project quotas."""
-    from glimmer.api.fleet_sched import Workload
-
     node_of = {(n.pool, n.ordinal): n for n in topo.nodes}
     specs: list[WorkloadSpec] = []
     for key, sched, w in _workloads_sorted(topo):
-        assert isinstance(w, Workload)
         workers: list[tuple[str, tuple[int, ...]]] = []
         for worker in sorted(w.workers, key=lambda x: x.name):
             node = node_of[(worker.pool, worker.node_ordinal)]
