@@ -69,9 +69,6 @@ class DictReach:
     def nics(self, target: str) -> IntArray:
         return np.zeros(0, dtype=np.int64)
 
-    def reach_gpus(self, mode: str, target: str) -> IntArray:
-        return self.gpus(mode, target)
-
 
 def _columns(seed: str, workloads: WorkloadColumns) -> FleetColumns:
     n_gpus, n_nodes = len(GPU_KEYS), len(HOSTS)
@@ -183,7 +180,7 @@ def simulate(
 ) -> tuple[AllocationPlan, OperatingPoints]:
     """Capture, plan, fold and compute operating points at ``t``."""
     captured = capture(faults, t)
-    allocation = plan(ref.schedule, t, captured, ref.reach.reach_gpus, origin=ref)
+    allocation = plan(ref.schedule, t, captured, ref.reach.gpus, origin=ref)
     levels = fold(
         captured,
         ref.reach,

@@ -111,7 +111,7 @@ def test_each_mode_target_pair_is_evaluated_once(reference: Reference) -> None:
     assert [(c.mode, c.target, c.intensity) for c in captured] == [
         ("gpu_xid_burst", f"node:{nvl(0)}", 0.7)
     ]
-    allocation = plan(reference.schedule, T0, captured, reference.reach.reach_gpus)
+    allocation = plan(reference.schedule, T0, captured, reference.reach.gpus)
     assert allocation.faults == captured
 
 

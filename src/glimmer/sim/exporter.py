@@ -33,7 +33,6 @@ SIM_TIME = SeriesSet(
 @dataclass
 class Exporter:
     series: list[SeriesSet]
-    scopes: list[str]
 
     @staticmethod
     def for_topology(topo: Topology, nics: NicTable) -> Exporter:
@@ -63,7 +62,6 @@ class Exporter:
         }
         return Exporter(
             series=[SeriesSet(s.family, rows[s.scope]) for s in SERIES],
-            scopes=[s.scope for s in SERIES],
         )
 
     def chunks(self, telemetry: Telemetry) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -29,17 +30,22 @@ from glimmer.sim.physics import OperatingPoints
 G, C = MetricType.GAUGE, MetricType.COUNTER
 
 
-class Scope:
-    GPU, NODE, RACK, NIC = "gpu", "node", "rack", "nic"
+class Scope(StrEnum):
+    """Which rows a series has: one per GPU, node, rack or NIC port."""
+
+    GPU = "gpu"
+    NODE = "node"
+    RACK = "rack"
+    NIC = "nic"
 
 
 @dataclass(frozen=True)
 class Series:
     family: Family
-    scope: str
+    scope: Scope
 
 
-def _s(scope: str, name: str, kind: MetricType, help: str, decimals: int | None = None) -> Series:
+def _s(scope: Scope, name: str, kind: MetricType, help: str, decimals: int | None = None) -> Series:
     return Series(Family(name, help, kind, decimals), scope)
 
 
