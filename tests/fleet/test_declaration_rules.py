@@ -234,6 +234,8 @@ CASES: list[tuple[str, Mutation, str, str]] = [
      "backend NIC requires rail and scalable unit", "pools[0].nics[1]"),
     ("backend NIC on wrong-rail leaf", lambda d: pool(d, "pcie-pool")["nics"][1].update(
         switch="backend-leaf-1"), "rail mismatch", "pools[0].nics[1]"),
+    ("frontend NIC without switch", lambda d: pool(d, "pcie-pool")["nics"][0].pop("switch"),
+     "frontend NIC requires switch", "pools[0].nics[0]"),
     ("frontend NIC unknown leaf", lambda d: pool(d, "pcie-pool")["nics"][0].update(switch="nope"),
      "unknown NIC leaf", "pools[0].nics[0]"),
     ("backend leaf missing", lambda d: pool(d, "pcie-pool")["nics"][1].update(rail=7),
@@ -448,6 +450,8 @@ CASES: list[tuple[str, Mutation, str, str]] = [
      "demand period must be positive when supplied or amplitude nonzero", "workloads[2].demand"),
     ("amplitude without period", lambda d: workload(d, "training-a")["demand"].pop("period"),
      "demand period must be positive when supplied or amplitude nonzero", "workloads[0].demand"),
+    ("pod name too long", lambda d: workload(d, "serving-a")["workers"][0].update(name="w" * 40),
+     "generated pod name exceeds limit or duplicates", "workloads[1].workers[0]"),
     ("Kubernetes worker without namespace", lambda d: workload(d, "serving-a").pop("namespace"),
      "Kubernetes workers require namespace/container", "workloads[1]"),
     ("standalone worker with namespace", lambda d: pool(d, "pcie-pool").pop("kubernetesCluster"),

@@ -77,6 +77,13 @@ def execution_id(seed: str, workload_key: str, cycle: int) -> str:
     return "exec-" + hex_id(seed, 24, "gpu_execution", workload_key, str(cycle))
 
 
+def pod_name(seed: str, cluster: str, sched: str, workload: str, worker: str) -> str:
+    """Name of the pod a Kubernetes worker runs as: ``<wl>-<10 hex>-<5 hex>`` where ``wl`` is
+    ``<scheduler>-<workload>-<worker>``, hashed under the cluster's seed ``<seed>:<cluster>``."""
+    s, wl = f"{seed}:{cluster}", f"{sched}-{workload}-{worker}"
+    return f"{wl}-{hex_id(s, 10, 'rs', wl)}-{hex_id(s, 5, 'pod', wl, '0')}"
+
+
 # Key formats (§2.2). One function per key kind so no caller hand-builds a key.
 
 

@@ -171,8 +171,9 @@ class Network:
             else:
                 if nic.rail is not None:
                     rail = nic.rail
-                if nic.switch:
-                    switch = self.check_switch(nic.fabric, nic.switch, "frontend", rail, "", path)
+                if not nic.switch:
+                    raise self.ctx.error(path, "frontend NIC requires switch")
+                switch = self.check_switch(nic.fabric, nic.switch, "frontend", rail, "", path)
             out.append((nic.name, nic.fabric, fabric.role, rail, switch))
         return out
 

@@ -72,14 +72,19 @@ def _partitions(
 
 
 def _check_entities(
-    ctx: BuildContext, path: str, mappings: list[EntityMapping], allowed: set[str], reason: str
+    ctx: BuildContext,
+    path: str,
+    mappings: list[EntityMapping],
+    allowed: set[str],
+    reason: str,
+    unique_vendor_ids: bool,
 ) -> None:
     keys: set[str] = set()
     pairs: set[tuple[str, str]] = set()
     for mi, m in enumerate(mappings):
         if m.key not in allowed and not _is_member_port(m.key, allowed):
             raise ctx.error(f"{path}.entityMappings[{mi}].key", reason)
-        if m.key in keys or (m.kind, m.vendor_id) in pairs:
+        if m.key in keys or (unique_vendor_ids and (m.kind, m.vendor_id) in pairs):
             raise ctx.error(f"{path}.entityMappings[{mi}]", "invalid entity mapping")
         keys.add(m.key)
         pairs.add((m.kind, m.vendor_id))
@@ -152,6 +157,7 @@ def build_hgx(
                 block.entity_mappings,
                 allowed,
                 "entity outside HGX node domain membership",
+                True,  # (kind, vendor id) is unique on an HGX board too (§1.9)
             )
         sku = skus.lookup(d.pool.gpu_model)
         mapped = sku is not None and sku.hgx_map == "hgx_h100"
@@ -351,7 +357,12 @@ def _nvl72_maps(
                 {d.key, d.tray_key, ids.cpu_key(d.hostname, 0), ids.cpu_key(d.hostname, 1)}
             )
         _check_entities(
-            ctx, path, block.entity_mappings, allowed, "entity outside domain/rack membership"
+            ctx,
+            path,
+            block.entity_mappings,
+            allowed,
+            "entity outside domain/rack membership",
+            False,  # §1.8 asks only for unique keys on NVL72 racks
         )
     per_gpu = block.links_per_gpu or 0
     complete = (

@@ -22,6 +22,7 @@ def check_schedulers(
     out: dict[str, set[int]] = {}
     owner: dict[str, str] = {}
     names: set[str] = set()
+    pods: set[tuple[str, str, str]] = set()  # (cluster, namespace, pod name)
     spec = ctx.fleet.spec
     for si, sched in sorted(enumerate(spec.schedulers), key=lambda p: p[1].name):
         path = f"spec.schedulers[{si}]"
@@ -53,7 +54,7 @@ def check_schedulers(
             workloads.add(wl.name)
             if wl.project not in projects:
                 raise ctx.error(f"{wpath}.project", f"unknown project {wl.project!r}")
-            held = _workers(ctx, wpath, sched.name, sched.pools, wl, pools, gpu_of, out)
+            held = _workers(ctx, wpath, sched.name, sched.pools, wl, pools, gpu_of, out, pods)
             out[ids.workload_key(sched.name, wl.name)] = held
             out[ids.project_key(sched.name, wl.project)].update(held)
             out[skey].update(held)
@@ -69,6 +70,7 @@ def _workers(
     pools: dict[str, Pool],
     gpu_of: dict[tuple[str, int, int], int],
     out: dict[str, set[int]],
+    pods: set[tuple[str, str, str]],
 ) -> set[int]:
     held: set[int] = set()
     names: set[str] = set()
@@ -95,6 +97,15 @@ def _workers(
         raise ctx.error(f"{wpath}.workers", "mixed Kubernetes/standalone workers")
     if True in kube and not (is_name(wl.namespace) and is_name(wl.container)):
         raise ctx.error(wpath, "Kubernetes workers require namespace/container")
+    if True in kube:
+        for ki, w in enumerate(wl.workers):
+            cluster = pools[w.pool].kubernetes_cluster
+            pod = ids.pod_name(ctx.seed, cluster, sched, wl.name, w.name)
+            if len(pod) > 63 or (cluster, wl.namespace, pod) in pods:
+                raise ctx.error(
+                    f"{wpath}.workers[{ki}]", "generated pod name exceeds limit or duplicates"
+                )
+            pods.add((cluster, wl.namespace, pod))
     if False in kube and (wl.namespace or wl.container):
         raise ctx.error(wpath, "standalone workers omit namespace/container")
     return held
