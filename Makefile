@@ -8,7 +8,7 @@ SRC    := src tests bench
 # Two workers match the two cores of the CI machine.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install demo test lint typecheck imports pytest bench clean
+.PHONY: install tools demo test lint typecheck imports pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,11 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
-pytest: $(STAMP)
+# Real components the tests start (promtool for the exposition), installed when missing.
+tools:
+	tests/tools/ensure_promtool.sh
+
+pytest: $(STAMP) tools
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 test: lint typecheck imports pytest
