@@ -66,9 +66,9 @@ def gate_problems(tests: Sequence[PlannedTest], severity: Severity) -> list[Plan
     ]
 
 
-def describe_problems(problems: Sequence[PlannedProblem]) -> str:
-    """The first 5 problems, each with its test's name, then "and N more"."""
-    return name_some([str(p) for p in problems], MAX_ADVISED, sep="; ")
+def describe_problems(problems: Sequence[PlannedProblem], limit: int = MAX_ADVISED) -> str:
+    """The first ``limit`` (5) problems, each with its test's name, then "and N more"."""
+    return name_some([str(p) for p in problems], limit, sep="; ")
 
 
 # --- the whole-plan refusals ---------------------------------------------------------------

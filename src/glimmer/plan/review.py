@@ -2,8 +2,8 @@
 
 * ``ThresholdsSound`` — the linter's review of the plan's gates. True means no gate is written
   so that it passes or fails for the wrong reason; it is explicitly not a claim that the values
-  are calibrated. False names up to 5 unsound gates, then "and N more". Unsound gates never
-  stop a run (malformed ones refused it already).
+  are calibrated. False names up to 5 unsound gates (as many as fit in 1024 bytes), then
+  "and N more". Unsound gates never stop a run (malformed ones refused it already).
 * ``PlanExpanded`` — only when variants expanded an entry into cells: how many entries became
   how many planned tests, how many (test, node) executions that is, and the cap they run under.
 """
@@ -16,9 +16,15 @@ from datetime import datetime
 from glimmer.api.k8s import Condition
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.plan.build import describe_problems, gate_problems, scope_of
-from glimmer.plan.conditions import REVIEWED, UNSOUND_THRESHOLDS, VARIANTS_EXPANDED, condition
+from glimmer.plan.conditions import (
+    MAX_CONDITION_MESSAGE_BYTES,
+    REVIEWED,
+    UNSOUND_THRESHOLDS,
+    VARIANTS_EXPANDED,
+    condition,
+)
 from glimmer.plan.slots import unit_cost
-from glimmer.verdict.lint import Severity
+from glimmer.verdict.lint import MAX_ADVISED, Severity
 from glimmer.verdict.text import plural
 
 
@@ -34,11 +40,16 @@ def thresholds_sound(plan: PlanDocument, now: datetime, generation: int | None) 
         )
         return condition(REVIEWED, message, now, generation)
     count = len(unsound)
-    message = (
+    lead = (
         f"{count} unsound {plural(count, 'threshold')} (the run proceeds, but "
         f"{plural(count, 'this gate', 'these gates')} can pass or fail for the wrong reason): "
-        f"{describe_problems(unsound)}"
     )
+    # Name up to 5, but only as many as fit the condition's 1024 bytes, so that the count of
+    # the rest survives the clamp; a single over-long one is clamped.
+    for limit in range(MAX_ADVISED, 0, -1):
+        message = lead + describe_problems(unsound, limit)
+        if len(message.encode()) <= MAX_CONDITION_MESSAGE_BYTES:
+            break
     return condition(UNSOUND_THRESHOLDS, message, now, generation)
 
 
