@@ -1,8 +1,11 @@
 """Admission across runs (§2.2) and scenarios 20–22 at the plan level."""
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from plan_builders import T0, later, node, profile, run
 
 from glimmer.api.pinned import PlanDocument, encode_plan
@@ -154,3 +157,30 @@ def test_contested_nodes_are_named_in_this_runs_order_and_counted_past_ten() -> 
     assert not outcome.admitted
     assert "already testing n00, n01, n02" in outcome.refusal
     assert "n09, and 4 more." in outcome.refusal
+
+
+_TIMES = st.integers(min_value=0, max_value=3).map(lambda s: T0 + timedelta(seconds=s))
+
+
+@given(
+    created=st.tuples(_TIMES, _TIMES),
+    started=st.tuples(st.booleans(), st.booleans()),
+    uids=st.lists(st.sampled_from(["u1", "u2", "u3"]), min_size=2, max_size=2, unique=True),
+)
+def test_of_two_overlapping_holders_exactly_one_admits_whichever_is_seen_first(
+    created: tuple[Any, Any], started: tuple[bool, bool], uids: list[str]
+) -> None:
+    a, b = (
+        run(
+            name,
+            nodes=["n1"],
+            uid=uid,
+            created=when,
+            started=when + timedelta(seconds=1) if began else None,
+            finalizer=began,
+        )
+        for name, uid, when, began in zip(("a", "b"), uids, created, started, strict=True)
+    )
+    assert precedes(a, b) != precedes(b, a)
+    outcomes = [isinstance(_start(a, b), Admitted), isinstance(_start(b, a), Admitted)]
+    assert sorted(outcomes) == [False, True]
