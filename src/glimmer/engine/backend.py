@@ -55,6 +55,9 @@ class NodeView:
     labels: Mapping[str, str] = field(default_factory=dict)
     unschedulable: bool = False
     annotations: Mapping[str, str] = field(default_factory=dict)
+    kernel: str = ""
+    os_image: str = ""
+    arch: str = ""
 
 
 class ExecPhase(StrEnum):

@@ -1,0 +1,104 @@
+"""One reconcile pass: what it read, what it decided so far, and what it owes after the write.
+
+Nothing here outlives the pass. The flags say what the execution sweep found (something running,
+waiting for the cap, harvested); ``condemned`` executions are deleted only after the status
+write that records why (kill-after-record); ``deliveries`` go out before that write (a crash
+redelivers under the same key) and ``checkpoints`` after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from glimmer.api.pinned import PlanDocument, PlannedTest
+from glimmer.api.result import TestResult
+from glimmer.api.run import BurnInRun
+from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet
+from glimmer.engine.book import Book
+from glimmer.plan.slots import effective_cap
+
+
+@dataclass
+class Pass:
+    backend: Backend
+    run: BurnInRun
+    plan: PlanDocument
+    now: datetime
+    book: Book
+    executions: ExecutionSet
+    launch: bool = True
+    busy: set[str] = field(default_factory=set)
+    cordoned: set[str] = field(default_factory=set)
+    condemned: dict[str, Execution] = field(default_factory=dict)
+    deliveries: list[Delivery] = field(default_factory=list)
+    checkpoints: list[Delivery] = field(default_factory=list)
+    running: bool = False
+    pending: bool = False
+    harvested: bool = False
+    rendezvous: bool = False
+    awaiting_start: bool = False
+    checkpoint_due: bool = False
+    on_written: Callable[[BurnInRun, Book], None] | None = None
+    in_flight_intervals: list[int] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        return self.run.metadata.namespace or "default"
+
+    @property
+    def uid(self) -> str:
+        return self.run.metadata.uid or ""
+
+    @property
+    def owner(self) -> str:
+        """The cordon stamp of this run: ``<namespace>/<name>/<uid>``."""
+        return f"{self.namespace}/{self.run.name}/{self.uid}"
+
+    @property
+    def cap(self) -> int:
+        """maxConcurrentNodes, read live each pass."""
+        return effective_cap(self.run.spec.max_concurrent_nodes)
+
+    @property
+    def retry_limit(self) -> int:
+        """retryOnErrorLimit, read live each pass."""
+        return self.run.spec.retry_on_error_limit
+
+    def required(self, test_name: str) -> bool:
+        for test in self.plan.tests:
+            if test.name == test_name:
+                return test.required
+        return True
+
+    def condemn(self, execution: Execution | None) -> None:
+        if execution is not None and execution.live:
+            self.condemned[execution.name] = execution
+
+    def delivery(
+        self,
+        reason: str,
+        key: str,
+        phase: str,
+        *,
+        sequence: int | None = None,
+        result: TestResult | None = None,
+    ) -> Delivery:
+        return Delivery(
+            reason=reason,
+            namespace=self.namespace,
+            run=self.run.name,
+            run_uid=self.uid,
+            key=key,
+            phase=phase,
+            sinks=tuple(self.plan.sinks or ()),
+            baseline=self.plan.baseline,
+            at=self.now,
+            sequence=sequence,
+            result=result,
+        )
+
+
+def planned(plan: PlanDocument) -> list[tuple[int, PlannedTest]]:
+    return list(enumerate(plan.tests))

@@ -1,0 +1,127 @@
+"""Cordons follow the wave (§2.10): stamp then cordon just before load, release as soon as the
+run holds no work on a node, and restore exactly what was found at the run's start.
+
+Every read here is fresh from the backend: a cordon decided from a stale read once dropped a
+still-cordoned node or skipped a cordon before creating a pod. A node stamped by another run is
+never touched; a heat declaration (for an external thermal watchdog) rides with the cordon
+while the node runs a sustained-load kind, only ever extended, and is withdrawn otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime, timedelta
+
+from glimmer.api.pinned import PlannedTest
+from glimmer.contract.kinds import drives_sustained_load
+from glimmer.engine.backend import NodeView, NotFound
+from glimmer.engine.context import Pass
+from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, HEAT_PAD, PRIOR_UNSCHEDULABLE
+from glimmer.plan.env import pod_window_seconds
+
+
+def _rfc3339(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _heat_owner_and_expiry(value: str) -> tuple[str, datetime] | None:
+    """``<ns>/<name>/<uid>/<RFC3339>`` → (owner stamp, expiry); None when unparseable."""
+    parts = value.split("/")
+    if len(parts) != 4 or not all(parts):
+        return None
+    try:
+        expiry = datetime.strptime(parts[3], "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+
+    return "/".join(parts[:3]), expiry.replace(tzinfo=UTC)
+
+
+def _heat_change(ctx: Pass, node: NodeView, test: PlannedTest) -> dict[str, str | None]:
+    """The heat-declaration change for ``node`` about to run ``test`` (empty: none)."""
+    current = node.annotations.get(HEAT_EXPECTED)
+    parsed = _heat_owner_and_expiry(current) if current is not None else None
+    ours = parsed is not None and parsed[0] == ctx.owner
+    if current is not None and not ours:
+        return {}  # another run's marker, or one we cannot read: never touched
+    if not drives_sustained_load(test.spec.kind):
+        return {HEAT_EXPECTED: None} if ours else {}
+    expiry = ctx.now + timedelta(seconds=pod_window_seconds(test.spec) + HEAT_PAD)
+    if parsed is not None and parsed[1] >= expiry:
+        return {}  # only ever extended
+    return {HEAT_EXPECTED: f"{ctx.owner}/{_rfc3339(expiry)}"}
+
+
+def _prior(ctx: Pass, node: NodeView) -> bool:
+    recorded = (ctx.run.status.prior_unschedulable if ctx.run.status else None) or {}
+    return recorded.get(node.name, node.unschedulable)
+
+
+def cordon_node(ctx: Pass, name: str, test: PlannedTest) -> None:
+    """Stamp, then cordon, ``name`` for ``test``; re-assert when already ours."""
+    node = ctx.backend.get_node(name)
+    if node is None:
+        return  # the execution will not schedule and ends as an Error later
+    owner = node.annotations.get(CORDON_OWNER)
+    if owner is not None and owner != ctx.owner:
+        return  # someone else's cordon: leave the node alone, and do not hold it
+    heat = _heat_change(ctx, node, test)
+    try:
+        if owner is None:
+            stamp: dict[str, str | None] = {
+                CORDON_OWNER: ctx.owner,
+                PRIOR_UNSCHEDULABLE: "true" if _prior(ctx, node) else "false",
+                **heat,
+            }
+            ctx.backend.update_node(name, annotations=stamp)  # the stamp strictly first
+            ctx.backend.update_node(name, unschedulable=True)
+        elif heat or not node.unschedulable:
+            ctx.backend.update_node(
+                name, unschedulable=True if not node.unschedulable else None, annotations=heat
+            )
+    except NotFound:
+        return
+    ctx.cordoned.add(name)
+
+
+def _restore_value(ctx: Pass, node: NodeView) -> bool:
+    recorded = (ctx.run.status.prior_unschedulable if ctx.run.status else None) or {}
+    if node.name in recorded:
+        return recorded[node.name]
+    return node.annotations.get(PRIOR_UNSCHEDULABLE) == "true"
+
+
+def _unstamp(ctx: Pass, node: NodeView) -> None:
+    changes: dict[str, str | None] = {CORDON_OWNER: None, PRIOR_UNSCHEDULABLE: None}
+    heat = node.annotations.get(HEAT_EXPECTED)
+    parsed = _heat_owner_and_expiry(heat) if heat is not None else None
+    if parsed is not None and parsed[0] == ctx.owner:
+        changes[HEAT_EXPECTED] = None
+    with contextlib.suppress(NotFound):
+        ctx.backend.update_node(
+            node.name, unschedulable=_restore_value(ctx, node), annotations=changes
+        )
+
+
+def release_node(ctx: Pass, name: str) -> None:
+    """Give ``name`` back: restore its start-time schedulability and remove our annotations
+    in one update, then stop holding it."""
+    node = ctx.backend.get_node(name)
+    if node is not None and node.annotations.get(CORDON_OWNER) == ctx.owner:
+        _unstamp(ctx, node)
+    ctx.cordoned.discard(name)
+
+
+def release_idle(ctx: Pass) -> None:
+    """After the sweep: release every held node the run no longer has work on."""
+    for name in sorted(ctx.cordoned - ctx.busy):
+        release_node(ctx, name)
+
+
+def release_all(ctx: Pass) -> None:
+    """Terminal and deleted paths: find our stamps by scanning every node (so a cordon placed
+    by a pass that crashed before recording it is found too), release them, hold nothing."""
+    for node in ctx.backend.list_nodes():
+        if node.annotations.get(CORDON_OWNER) == ctx.owner:
+            _unstamp(ctx, node)
+    ctx.cordoned.clear()

@@ -1,0 +1,73 @@
+"""The execution pass (§2.6): tests in plan order, one at a time; units within a test in waves
+under the live cap; then release every held node the run no longer has work on.
+
+"Busy" is every node of a live execution's unit plus every node of an open result: a node stays
+held between segments, repeats and retries, so the wave never leaks onto another target and a
+soak's cordon is never released halfway.
+"""
+
+from __future__ import annotations
+
+from glimmer.api.pinned import PlannedTest
+from glimmer.engine.book import is_terminal
+from glimmer.engine.context import Pass
+from glimmer.engine.cordon import release_idle
+from glimmer.engine.group_unit import advance_group
+from glimmer.engine.node_unit import advance_node
+from glimmer.engine.pair_unit import advance_pair
+from glimmer.engine.results import attempt_number
+
+
+def _seed_busy(ctx: Pass) -> None:
+    busy: set[str] = set()
+    for execution in ctx.executions.live():
+        busy.update(execution.spec.unit_nodes or (execution.node,))
+    busy |= ctx.book.holding_nodes()
+    ctx.busy = busy
+
+
+def _condemn_stale(ctx: Pass) -> None:
+    """A live execution whose attempt the status already closed (its record is durable) is
+    left over from a pass that stopped before its kill: condemn it again."""
+    for execution in ctx.executions.live():
+        nodes = execution.spec.unit_nodes or (execution.node,)
+        result = ctx.book.get(execution.spec.test, nodes[0])
+        if result is None:
+            continue
+        if is_terminal(result) or attempt_number(result) > execution.spec.attempt:
+            ctx.condemn(execution)
+
+
+def _fail_fast_stop(ctx: Pass) -> bool:
+    if not ctx.plan.fail_fast:
+        return False
+    return any(t.required and ctx.book.has_failed(t.name) for t in ctx.plan.tests)
+
+
+def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
+    scope = test.spec.scope.value
+    if scope == "Pair":
+        return advance_pair(ctx, index, test)
+    if scope == "Group":
+        return advance_group(ctx, index, test)
+    settled = ctx.book.settled_nodes(test.name)
+    targets = ctx.plan.targets
+    if len(settled) >= len(set(targets)):
+        return False
+    active = False
+    for node in targets:
+        if node not in settled and advance_node(ctx, index, test, node):
+            active = True
+    return active
+
+
+def execute(ctx: Pass) -> None:
+    """Sweep the plan; the flags on ``ctx`` say what was found."""
+    _seed_busy(ctx)
+    _condemn_stale(ctx)
+    for index, test in enumerate(ctx.plan.tests):
+        if _fail_fast_stop(ctx):
+            break
+        if _advance_test(ctx, index, test):
+            break  # test k+1 starts nowhere until test k owes nothing anywhere
+    release_idle(ctx)

@@ -1,0 +1,79 @@
+"""The Node-scope unit (§2.7): one execution at a time on one node, attempt after attempt
+until the verdict layer settles the result."""
+
+from __future__ import annotations
+
+from glimmer.api.pinned import PlannedTest
+from glimmer.api.threshold import to_contract
+from glimmer.engine.book import is_terminal
+from glimmer.engine.checkpoint import maybe_checkpoint
+from glimmer.engine.context import Pass
+from glimmer.engine.cordon import cordon_node
+from glimmer.engine.harvest import harvest_execution, waiting_detail
+from glimmer.engine.names import execution_name
+from glimmer.engine.podspec import Placement, build_execution
+from glimmer.engine.results import attempt_number, complete, observe
+from glimmer.engine.unit import lost_execution, overdue, record_lost, record_machinery_error
+from glimmer.plan.images import ImageError
+from glimmer.plan.slots import may_start
+from glimmer.verdict import apply_log_fetch_rule
+
+
+def overdue_message(phase: str) -> str:
+    return (
+        f'pod never completed within its window (last phase "{phase}") — unschedulable target '
+        "or stuck image pull; no verdict"
+    )
+
+
+def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
+    """Advance the unit of ``test`` on ``node``; True when it had anything in flight, waiting
+    or harvested this pass."""
+    result = ctx.book.get(test.name, node)
+    if result is not None and is_terminal(result):
+        return False
+    if result is None and node not in ctx.busy and (not ctx.launch or len(ctx.busy) >= ctx.cap):
+        # Nothing started here and nothing may start: waiting for a slot (or for resume).
+        ctx.pending = True
+        return True
+    attempt = attempt_number(result)
+    name = execution_name(ctx.run.name, ctx.uid, index, node, attempt)
+    execution = ctx.executions.get(name)
+    nodes = [node]
+    if execution is None:
+        lost = lost_execution(result, attempt, (name,), ctx.executions)
+        if lost is not None:
+            record_lost(ctx, test, nodes, attempt, lost)
+            return True
+        if not ctx.launch or not may_start(ctx.busy, nodes, ctx.cap):
+            ctx.pending = True
+            return True
+        try:
+            spec = build_execution(ctx.run, test, index, attempt, Placement(node, (node,)))
+        except ImageError as e:
+            record_machinery_error(ctx, test, nodes, attempt, name, e.message)
+            return True
+        cordon_node(ctx, node, test)
+        ctx.backend.create_execution(spec)
+        ctx.busy.add(node)
+        ctx.running = ctx.awaiting_start = True
+        return True
+    if execution.live:
+        if overdue(ctx, test, execution):
+            message = overdue_message(execution.phase.value) + waiting_detail(execution)
+            record_machinery_error(ctx, test, nodes, attempt, name, message, execution)
+            ctx.condemn(execution)
+        elif not execution.started:
+            ctx.running = ctx.awaiting_start = True
+        else:
+            result = observe(ctx, test, nodes, attempt, name, execution.started_at or ctx.now)
+            maybe_checkpoint(ctx, test, result, execution)
+            ctx.running = True
+        return True
+    harvest = harvest_execution(ctx.backend, execution)
+    parsed = apply_log_fetch_rule(
+        harvest.parsed, to_contract(test.spec.thresholds), harvest.log_error
+    )
+    complete(ctx, test, nodes, attempt, name, parsed, execution.started_at)
+    ctx.harvested = True
+    return True

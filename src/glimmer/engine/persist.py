@@ -1,0 +1,47 @@
+"""Writing the checkpoint: deliveries owed go out first (a crash redelivers under the same key),
+then the status; condemned executions die only after that write (kill-after-record), and the
+checkpoint envelope follows it."""
+
+from __future__ import annotations
+
+from glimmer.api.run import BurnInRun
+from glimmer.engine.context import Pass
+
+
+def flush_deliveries(ctx: Pass) -> None:
+    for delivery in ctx.deliveries:
+        ctx.backend.deliver(delivery)
+    ctx.deliveries.clear()
+
+
+def persist(ctx: Pass, force: bool = False, **changes: object) -> BurnInRun:
+    """Write the status if anything changed (or ``force``); returns the run as stored."""
+    flush_deliveries(ctx)
+    cordoned = sorted(ctx.cordoned) or None
+    stored = ctx.run.status
+    unchanged_cordons = cordoned == ((stored.cordoned_nodes or None) if stored else None)
+    if not (force or ctx.book.dirty or changes or not unchanged_cordons):
+        return ctx.run
+    status = ctx.book.status(cordoned_nodes=cordoned, **changes)
+    ctx.run = ctx.backend.write_status(ctx.run, status)
+    if ctx.on_written is not None:
+        ctx.on_written(ctx.run, ctx.book)
+    return ctx.run
+
+
+def kill_condemned(ctx: Pass) -> None:
+    """Delete what the pass condemned; only ever called after the status write."""
+    for name in sorted(ctx.condemned):
+        ctx.backend.delete_execution(ctx.namespace, name)
+    ctx.condemned.clear()
+
+
+def deliver_checkpoint(ctx: Pass, interval: int) -> None:
+    """The Checkpoint envelope, sequence = floor(elapsed / the plan's shortest interval)."""
+    if not ctx.checkpoint_due or interval <= 0:
+        return
+    started = ctx.run.status.started_at if ctx.run.status else None
+    elapsed = (ctx.now - started).total_seconds() if started else 0.0
+    sequence = int(elapsed // interval)
+    ctx.backend.deliver(ctx.delivery("Checkpoint", str(sequence), "Running", sequence=sequence))
+    ctx.checkpoint_due = False

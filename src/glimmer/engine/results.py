@@ -1,0 +1,229 @@
+"""Results and attempts bookkeeping: open a unit's result, open its attempt, and record what an
+attempt decided — through :func:`glimmer.verdict.complete_attempt`, the one decision point for
+every scope (§2.11a). Nothing here judges; it copies the verdict layer's decision onto the
+status, replacing results whole so the run that was read is never changed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from glimmer.api.pinned import PlannedTest
+from glimmer.api.result import NotEvaluated, TestAttempt, TestResult, Violation
+from glimmer.api.threshold import to_contract
+from glimmer.contract.vocab import TERMINAL_PHASES, ParsedResult, Phase, RunnerVerdict
+from glimmer.engine.context import Pass
+from glimmer.engine.names import delivery_key
+from glimmer.plan.env import is_segmented
+from glimmer.verdict import UnitState, complete_attempt, next_trigger
+from glimmer.verdict.attempts import truncate_history
+from glimmer.verdict.fold import segments_required
+from glimmer.verdict.settle import AttemptOutcome
+
+NEVER_RAN_EXIT = -1
+
+
+def new_result(test: PlannedTest, nodes: list[str], started_at: datetime | None) -> TestResult:
+    """A freshly opened result, with its repeat and soak bookkeeping pinned from the plan."""
+    spec = test.spec
+    segmented = is_segmented(spec)
+    segment = spec.soak.segment_seconds if spec.soak is not None and segmented else 0
+    return TestResult(
+        name=test.name,
+        kind=spec.kind,
+        scope=spec.scope,
+        phase=Phase.RUNNING,
+        nodes=list(nodes),
+        started_at=started_at,
+        variant_axes=dict(test.axes) if test.axes else None,
+        repeats_required=spec.repeat_count,
+        segments_required=segments_required(spec.duration_seconds, segment) if segmented else 0,
+        segment_seconds=segment,
+        attempts=[],
+    )
+
+
+def open_attempt_of(result: TestResult | None) -> TestAttempt | None:
+    """The last attempt while it is still open."""
+    if result is None or not result.attempts:
+        return None
+    last = result.attempts[-1]
+    return None if last.phase in TERMINAL_PHASES else last
+
+
+def attempt_number(result: TestResult | None) -> int:
+    """1 with no attempts; the last one's number while it is open; else the next."""
+    if result is None or not result.attempts:
+        return 1
+    last = result.attempts[-1]
+    return last.attempt if last.phase not in TERMINAL_PHASES else last.attempt + 1
+
+
+def observe(
+    ctx: Pass,
+    test: PlannedTest,
+    nodes: list[str],
+    attempt: int,
+    pod_name: str,
+    started_at: datetime | None,
+) -> TestResult:
+    """Make sure the result and this attempt are open; set startedAt from the first attempt
+    that actually started (never from creation). Writes only when something changed."""
+    existing = ctx.book.get(test.name, nodes[0])
+    result = existing if existing is not None else new_result(test, nodes, started_at)
+    changed = existing is None
+    if result.started_at is None and started_at is not None:
+        result = result.model_copy(update={"started_at": started_at})
+        changed = True
+    attempts = list(result.attempts or ())
+    current = attempts[-1] if attempts else None
+    if current is None or current.attempt != attempt:
+        previous = current.phase if current is not None else None
+        trigger = next_trigger(previous, segmented=result.segments_required > 0)
+        attempts.append(
+            TestAttempt(
+                attempt=attempt,
+                trigger=trigger.value,
+                node=nodes[0],
+                pod_name=pod_name or None,
+                phase=Phase.RUNNING,
+                started_at=started_at,
+            )
+        )
+        changed = True
+    else:
+        fix: dict[str, object] = {}
+        if current.started_at is None and started_at is not None:
+            fix["started_at"] = started_at
+        if pod_name and current.pod_name != pod_name:
+            fix["pod_name"] = pod_name  # a Pair's client (the deciding side) takes over
+        if fix:
+            attempts[-1] = current.model_copy(update=fix)
+            changed = True
+    if not changed:
+        return result
+    return ctx.book.put(result.model_copy(update={"attempts": attempts}))
+
+
+def _state(result: TestResult) -> UnitState:
+    return UnitState(
+        repeats_required=result.repeats_required or 1,
+        repeats_completed=result.repeats_completed,
+        error_retries=result.error_retries,
+        segments_required=result.segments_required,
+        segments_completed=result.segments_completed,
+        segment_seconds=result.segment_seconds,
+        aggregated_metrics=dict(result.aggregated_metrics or {}),
+        unmeasurable=frozenset(result.unmeasurable or ()),
+    )
+
+
+def _violations(outcome: AttemptOutcome) -> list[Violation]:
+    return [
+        Violation(index=v.index, metric=v.metric, cause=v.cause, kind=v.kind, reason=v.reason)
+        for v in outcome.violations
+    ]
+
+
+def _not_evaluated(outcome: AttemptOutcome) -> list[NotEvaluated]:
+    return [NotEvaluated(metric=n.metric, reason=n.reason) for n in outcome.not_evaluated]
+
+
+def complete(
+    ctx: Pass,
+    test: PlannedTest,
+    nodes: list[str],
+    attempt: int,
+    pod_name: str,
+    parsed: ParsedResult,
+    started_at: datetime | None = None,
+) -> TestResult:
+    """Record a finished attempt and let the verdict layer decide the unit's next step."""
+    result = observe(ctx, test, nodes, attempt, pod_name, started_at)
+    spec = test.spec
+    step = complete_attempt(
+        _state(result),
+        parsed,
+        to_contract(spec.thresholds),
+        attempt_number=attempt,
+        retry_limit=ctx.retry_limit,
+        abort_early=bool(spec.soak and spec.soak.abort_early),
+    )
+    attempts = list(result.attempts or ())
+    attempts[-1] = attempts[-1].model_copy(
+        update={
+            "phase": step.attempt.phase,
+            "exit_code": parsed.exit_code,
+            "finished_at": ctx.now,
+            "metrics": dict(step.attempt.metrics) or None,
+            "message": step.attempt.message,
+            "pod_name": pod_name or attempts[-1].pod_name,
+        }
+    )
+    truncated = result.truncated_attempts
+    if result.segments_required > 0:
+        attempts, dropped = truncate_history(attempts, lambda a: a.phase)
+        truncated += dropped
+    state = step.state
+    update: dict[str, object] = {
+        "attempts": attempts,
+        "truncated_attempts": truncated,
+        "repeats_completed": state.repeats_completed,
+        "error_retries": state.error_retries,
+        "segments_completed": state.segments_completed,
+        "aggregated_metrics": dict(state.aggregated_metrics) or None,
+        "message": step.message,
+        "finished_at": ctx.now,
+    }
+    if parsed.metrics:
+        update["metrics"] = dict(parsed.metrics)
+    if state.segmented and state.aggregated_metrics:
+        update["metrics"] = dict(state.aggregated_metrics)
+        update["unmeasurable"] = sorted(state.unmeasurable) or None
+    final = step.settled
+    if final is not None:
+        update.update(
+            phase=final.phase,
+            metrics=dict(final.metrics) or None,
+            violations=_violations(final) or None,
+            not_evaluated=_not_evaluated(final) or None,
+            unmeasurable=list(final.unmeasurable) or None,
+        )
+    result = ctx.book.put(result.model_copy(update=update))
+    if final is not None:
+        ctx.deliveries.append(
+            ctx.delivery(
+                "TestCompleted", delivery_key(test.name, nodes), final.phase.value, result=result
+            )
+        )
+    return result
+
+
+def machinery_error(message: str) -> ParsedResult:
+    """A parsed result for an attempt the machinery lost (never scheduled, overdue, deleted,
+    unbuildable): an Error with no runner exit, judged like any other Error (retried)."""
+    return ParsedResult(verdict=RunnerVerdict.ERROR, exit_code=NEVER_RAN_EXIT, message=message)
+
+
+def close_unit(
+    ctx: Pass, test: PlannedTest, nodes: list[str], phase: Phase, message: str
+) -> TestResult:
+    """Settle a unit from outside the verdict (cancel, deadline, terminal): the result and its
+    open attempt take ``phase`` with ``message``; a never-started unit gets a result too."""
+    result = ctx.book.get(test.name, nodes[0]) or new_result(test, nodes, None)
+    attempts = list(result.attempts or ())
+    if attempts and attempts[-1].phase not in TERMINAL_PHASES:
+        attempts[-1] = attempts[-1].model_copy(
+            update={"phase": phase, "finished_at": ctx.now, "message": message}
+        )
+    result = ctx.book.put(
+        result.model_copy(
+            update={
+                "phase": phase,
+                "message": message,
+                "finished_at": ctx.now,
+                "attempts": attempts or None,
+            }
+        )
+    )
+    return result

@@ -1,0 +1,149 @@
+"""Starting a run (§2.1–§2.5): the planner decides (resolve, admit, pin); the engine applies
+the decision, pins the plan and the finalizer in one metadata update, and marks the run Running
+with its start-time record of each target's schedulability — captured once, never overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+
+from glimmer.api.k8s import Condition
+from glimmer.api.pinned import PlanDocument
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun
+from glimmer.api.test import BurnInTestSpec
+from glimmer.contract.vocab import Phase
+from glimmer.engine.context import Pass
+from glimmer.engine.keys import (
+    CORDON_OWNER,
+    FINALIZER,
+    FINGERPRINT_LABELS,
+    PLAN_ANNOTATION,
+    PRIOR_UNSCHEDULABLE,
+    RESOLVE_GRACE,
+    RESOLVE_RETRY,
+)
+from glimmer.engine.persist import flush_deliveries, persist
+from glimmer.engine.terminate import terminate
+from glimmer.engine.wake import Outcome
+from glimmer.plan.decision import Refused, StartDecision
+from glimmer.plan.nodes import NodeInfo
+
+StartFn = Callable[
+    [
+        BurnInRun,
+        BurnInProfile | None,
+        Mapping[str, BurnInTestSpec],
+        Sequence[NodeInfo],
+        Sequence[BurnInRun],
+        datetime,
+    ],
+    StartDecision,
+]
+
+NODE_UNAVAILABLE = "node object unavailable at run start"
+
+
+def set_conditions(current: list[Condition] | None, new: Sequence[Condition]) -> list[Condition]:
+    """``current`` with each of ``new`` replacing the condition of its type; a condition whose
+    status did not change keeps its transition time."""
+    out = list(current or ())
+    for cond in new:
+        for i, old in enumerate(out):
+            if old.type == cond.type:
+                if old.status == cond.status:
+                    cond = cond.model_copy(
+                        update={"last_transition_time": old.last_transition_time}
+                    )
+                out[i] = cond
+                break
+        else:
+            out.append(cond)
+    return out
+
+
+def start(ctx: Pass, decide: StartFn) -> Outcome:
+    """Resolve, admit and pin — or refuse."""
+    backend, run = ctx.backend, ctx.run
+    profile = backend.get_profile(ctx.namespace, run.spec.profile_ref)
+    tests = backend.get_tests(ctx.namespace)
+    nodes = [
+        NodeInfo(n.name, n.labels, n.unschedulable, n.annotations) for n in backend.list_nodes()
+    ]
+    others = [r for r in backend.list_runs() if r.metadata.uid != run.metadata.uid]
+    decision = decide(run, profile, tests, nodes, others, ctx.now)
+    if isinstance(decision, Refused):
+        return _refuse(ctx, decision)
+    conditions = [decision.admitted_condition, decision.thresholds_sound_condition]
+    if decision.plan_expanded_condition is not None:
+        conditions.append(decision.plan_expanded_condition)
+    # Conditions first (so a crash before markRunning keeps them), then plan + finalizer in ONE
+    # metadata update, then markRunning.
+    status = ctx.book.base
+    ctx.run = backend.write_status(
+        run, status.model_copy(update={"conditions": set_conditions(status.conditions, conditions)})
+    )
+    finalizers = [*(ctx.run.metadata.finalizers or ()), FINALIZER]
+    ctx.run = backend.write_metadata(
+        ctx.run,
+        annotations={PLAN_ANNOTATION: decision.plan_annotation},
+        finalizers=list(dict.fromkeys(finalizers)),
+    )
+    ctx.plan = decision.plan
+    ctx.book.base = ctx.run.status or ctx.book.base
+    return mark_running(ctx)
+
+
+def _refuse(ctx: Pass, refusal: Refused) -> Outcome:
+    created = ctx.run.metadata.creation_timestamp
+    age = (ctx.now - created).total_seconds() if created is not None else RESOLVE_GRACE + 1
+    if refusal.config_error and age < RESOLVE_GRACE:
+        return Outcome(RESOLVE_RETRY)  # another object of the same apply may still arrive
+    ctx.book.put(refusal.synthetic_result())
+    ctx.book.base = ctx.book.base.model_copy(
+        update={"conditions": set_conditions(ctx.book.base.conditions, refusal.conditions)}
+    )
+    ctx.plan = PlanDocument(
+        targets=[], profile_entries=[], tests=[], sinks=list(refusal.sinks) or None
+    )
+    return terminate(ctx, Phase.ERROR)
+
+
+def _fingerprint(ctx: Pass) -> tuple[dict[str, bool], dict[str, str]]:
+    prior: dict[str, bool] = {}
+    prints: dict[str, str] = {}
+    for name in dict.fromkeys(ctx.plan.targets):
+        node = ctx.backend.get_node(name)
+        if node is None:
+            prints[name] = NODE_UNAVAILABLE
+            continue
+        if node.annotations.get(CORDON_OWNER):
+            prior[name] = node.annotations.get(PRIOR_UNSCHEDULABLE) == "true"
+        else:
+            prior[name] = node.unschedulable
+        parts = [f"kernel={node.kernel}", f"os={node.os_image}", f"arch={node.arch}"]
+        parts += [f"{k}={node.labels[k]}" for k in FINGERPRINT_LABELS if k in node.labels]
+        prints[name] = " ".join(parts)
+    return prior, prints
+
+
+def mark_running(ctx: Pass) -> Outcome:
+    """Finish starting: finalizer, start-time record, Running. No node is cordoned here."""
+    if FINALIZER not in (ctx.run.metadata.finalizers or ()):
+        finalizers = [*(ctx.run.metadata.finalizers or ()), FINALIZER]
+        ctx.run = ctx.backend.write_metadata(ctx.run, finalizers=finalizers)
+    status = ctx.run.status
+    prior, prints = _fingerprint(ctx)
+    changes: dict[str, object] = {
+        "phase": Phase.RUNNING,
+        "started_at": ctx.now,
+        "fingerprint": prints or None,
+        "observed_generation": ctx.run.metadata.generation,
+    }
+    if status is None or status.prior_unschedulable is None:
+        changes["prior_unschedulable"] = prior
+    ctx.deliveries.append(ctx.delivery("RunPhaseChanged", Phase.RUNNING.value, "Running"))
+    flush_deliveries(ctx)  # before the write: a crash redelivers the same key
+    persist(ctx, force=True, **changes)
+    return Outcome(0.0)

@@ -1,0 +1,64 @@
+"""What every unit (Node, Pair, Group) shares: when an execution is overdue, when an open
+attempt has lost its execution, and how a machinery failure is recorded as an Error attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from glimmer.api.pinned import PlannedTest
+from glimmer.api.result import TestResult
+from glimmer.engine.backend import Execution, ExecutionSet
+from glimmer.engine.context import Pass
+from glimmer.engine.results import complete, machinery_error, open_attempt_of
+from glimmer.plan.env import GROUP_RENDEZVOUS_GRACE_SECONDS, pod_window_seconds
+
+
+def window_seconds(test: PlannedTest) -> int:
+    """How long an execution may exist without completing: the pod window, plus the Group
+    rendezvous grace at Group scope (its ranks wait for peers not created yet)."""
+    window = pod_window_seconds(test.spec)
+    if test.spec.scope.value == "Group":
+        window += GROUP_RENDEZVOUS_GRACE_SECONDS
+    return window
+
+
+def overdue(ctx: Pass, test: PlannedTest, execution: Execution) -> bool:
+    return (ctx.now - execution.created_at).total_seconds() > window_seconds(test)
+
+
+def lost_execution(
+    result: TestResult | None, attempt: int, names: Sequence[str], executions: ExecutionSet
+) -> str | None:
+    """The name of the execution an open attempt was observed running on, if it has vanished
+    (deleted or evicted away) — such an attempt must be recorded, never silently re-run."""
+    current = open_attempt_of(result)
+    if current is None or current.attempt != attempt or not current.pod_name:
+        return None
+    if current.pod_name in names and executions.get(current.pod_name) is None:
+        return current.pod_name
+    return None
+
+
+def record_lost(ctx: Pass, test: PlannedTest, nodes: list[str], attempt: int, name: str) -> None:
+    message = (
+        f"execution {name} disappeared before it reported (deleted or evicted); the runner's "
+        "result was never seen — no verdict"
+    )
+    complete(ctx, test, nodes, attempt, name, machinery_error(message))
+    ctx.harvested = True
+
+
+def record_machinery_error(
+    ctx: Pass,
+    test: PlannedTest,
+    nodes: list[str],
+    attempt: int,
+    name: str,
+    message: str,
+    started: Execution | None = None,
+) -> None:
+    """Record an Error attempt the runner never got to decide (overdue, unbuildable)."""
+    started_at = started.started_at if started is not None else None
+    complete(ctx, test, nodes, attempt, name, machinery_error(message), started_at)
+    ctx.harvested = True
