@@ -97,3 +97,10 @@ def test_plan_expanded_states_entries_executions_node_executions_and_cap() -> No
         "2 profile entries expanded to 5 planned tests: 10 node executions over 2 target "
         "nodes, at most 2 at once (maxConcurrentNodes)"
     )
+
+
+def test_a_node_named_twice_is_one_node_execution_per_node_test() -> None:
+    entry = {"testRef": "c", "variants": [{"name": "a"}, {"name": "b"}]}
+    plan = _plan(entry, targets=["n1", "n2", "n1"], c=spec())
+    cond = plan_expanded(plan, 1, T0, None)
+    assert cond is not None and "4 node executions over 2 target nodes" in cond.message

@@ -54,15 +54,16 @@ def thresholds_sound(plan: PlanDocument, now: datetime, generation: int | None) 
 
 
 def node_executions(tests: Sequence[PlannedTest], targets: Sequence[str]) -> int:
-    """How many (test, node) executions the plan holds: a Node test runs on every target, a
-    Pair test on its two ends, a Group test on every target."""
+    """How many (test, node) executions the plan holds: a Node test runs once on every distinct
+    target (a (test, node) result is one unit, however often the node is named), a Pair test on
+    its two ends, a Group test on every target."""
     return sum(unit_nodes(test, targets) for test in tests)
 
 
 def unit_nodes(test: PlannedTest, targets: Sequence[str]) -> int:
     scope = scope_of(test.spec)
     if scope == "Node":
-        return len(targets)
+        return len(set(targets))
     if scope in ("Pair", "Group"):
         return unit_cost(scope, targets)
     return 0  # an unknown scope settles Error without running anywhere
@@ -76,10 +77,11 @@ def plan_expanded(
         return None
     entries, tests = len(plan.profile_entries), len(plan.tests)
     executions = node_executions(plan.tests, plan.targets)
+    nodes = len(set(plan.targets))
     message = (
         f"{entries} profile {plural(entries, 'entry', 'entries')} expanded to {tests} planned "
         f"{plural(tests, 'test')}: {executions} node {plural(executions, 'execution')} over "
-        f"{len(plan.targets)} target {plural(len(plan.targets), 'node')}, at most {cap} at "
+        f"{nodes} target {plural(nodes, 'node')}, at most {cap} at "
         "once (maxConcurrentNodes)"
     )
     return condition(VARIANTS_EXPANDED, message, now, generation)
