@@ -137,12 +137,19 @@ def show(
         head.add_row(k, str(facts[k]))
     head.add_row("models", ", ".join(f"{k}×{v}" for k, v in facts["models"].items()))
     console.print(head)
-    table = Table("pool", "shape", "model", "nodes", "GPUs/node", "hosts", "racks", box=box.SIMPLE)
+    table = Table(
+        "pool", "shape", "model", "nodes", "GPUs/node", "racks", "first host", box=box.SIMPLE
+    )
     for p in pools:
-        hosts = f"{p['firstHost']} … {p['lastHost']}" if p["nodes"] > 1 else str(p["firstHost"])
         racks = p["racks"][0] if len(p["racks"]) == 1 else f"{len(p['racks'])} racks"
         table.add_row(
-            p["name"], p["shape"], p["model"], str(p["nodes"]), str(p["gpusPerNode"]), hosts, racks
+            p["name"],
+            p["shape"],
+            p["model"],
+            str(p["nodes"]),
+            str(p["gpusPerNode"]),
+            racks,
+            str(p["firstHost"]),
         )
     console.print(table)
     if nodes:

@@ -234,6 +234,12 @@ def build_nvl72(
         tkey = ids.switch_tray_key(rack.site, rack.name, tray)
         tray_keys.append(tkey)
         over = next((t for t in (block.switch_trays if block else []) if t.ordinal == tray), None)
+        if over is not None and over.bmc is not None:  # a switch tray's own BMC
+            bmc, bpath = over.bmc, f"{path}.switchTrays[{tray}].bmc"
+            claims.claim("hostname", bmc.name, f"{bpath}.name")
+            serial = bmc.serial or ids.device_serial(ctx.seed, ids.device_key(bmc.name))
+            claims.claim("serial", serial, f"{bpath}.serial")
+            claims.claim("IP", bmc.management_ip or "", f"{bpath}.managementIp")
         claims.claim(
             "tray ID",
             (over.id if over and over.id else "") or ids.tray_id(ctx.seed, tkey),
