@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from plan_builders import T0, gate, later, node, profile, run, spec
 
 from glimmer.api.pinned import PlanDocument, decode_plan
 from glimmer.api.run import BurnInRunStatus
+from glimmer.api.threshold import Threshold
+from glimmer.contract.vocab import Applicability, Comparison
 from glimmer.plan.builtin import builtin_tests, profile_or_builtin
 from glimmer.plan.decision import Admitted, Refused
 from glimmer.plan.env import runner_env
@@ -130,8 +133,6 @@ def test_an_oversize_plan_is_stored_compressed_and_round_trips() -> None:
 
 
 def test_a_plan_too_large_even_compressed_is_refused() -> None:
-    import random
-
     noise = random.Random(7)
     env = [
         {"name": f"V{i}", "value": "".join(noise.choices("0123456789abcdef", k=1000))}
@@ -152,3 +153,21 @@ def test_thresholds_sound_is_decided_from_the_pinned_plan() -> None:
     decision = _start(profile({"testRef": "c"}), {"c": odd})
     assert isinstance(decision, Admitted)
     assert decision.thresholds_sound_condition.reason == "UnsoundThresholds"
+
+
+def test_a_malformed_gate_refuses_the_run_before_anything_is_touched() -> None:
+    bad = spec()
+    bad.thresholds = [
+        Threshold.model_construct(
+            metric=metric,
+            comparison=Comparison.EQUAL,
+            value=value,
+            applicability=Applicability.REQUIRED,
+        )
+        for metric, value in (("eccErrors", "NaN"), ("Bad_Name", "0"))
+    ]
+    decision = _start(profile({"testRef": "c"}), {"c": bad})
+    assert isinstance(decision, Refused) and decision.kind == "resolve" and decision.config_error
+    assert decision.message.startswith("2 malformed thresholds")
+    assert "(eccErrors, Malformed)" in decision.message
+    assert "(Bad_Name, Malformed)" in decision.message
