@@ -360,6 +360,9 @@ CASES: list[tuple[str, Mutation, str, str]] = [
     ("NVL72 switch override twice", lambda d: nvl72_block(d).update(
         switchTrays=[{"ordinal": 1, "switches": [{"ordinal": 0}, {"ordinal": 0}]}]),
      "duplicate switch override", "switches[1]"),
+    ("NVL72 switch-tray BMC named like a node", lambda d: nvl72_block(d).update(
+        switchTrays=[{"ordinal": 3, "bmc": {"name": "nvl-node-0000", "kind": "bmc"}}]),
+     "duplicate hostname nvl-node-0000", "switchTrays[3].bmc.name"),
     ("NVL72 partitions overlapping", lambda d: nvl72_block(d).update(partitions=[
         {"name": "a", "gpus": ["gpu:nvl-node-0000/0"]}, {"name": "b", "gpus": ["gpu:nvl-node-0000/0"]}]),
      "custom partitions overlap or reference nonexistent GPU", "partitions[1]"),
