@@ -1,0 +1,27 @@
+"""The dispatcher: one simulated runner per built-in kind, chosen by the call's kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from glimmer.sim.runners.call import RunnerCall, RunnerOutput
+from glimmer.sim.twin import FleetSim
+
+Runner = Callable[[FleetSim, RunnerCall], RunnerOutput]
+
+_RUNNERS: dict[str, Runner] = {}
+
+SIMULATED_KINDS: frozenset[str] = frozenset(_RUNNERS)
+
+
+def simulate_runner(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
+    """What the real runner of ``call.kind`` would print and exit with on ``call.node``.
+
+    A kind with no simulated runner (a custom image) cannot be run by the simulator: like a
+    runner that could not start, that is exit 3 (Error), never a verdict about the hardware.
+    """
+    runner = _RUNNERS.get(call.kind)
+    if runner is None:
+        message = f'SIM_RUNNER_ERROR: the simulator has no runner for kind "{call.kind}"\n'
+        return RunnerOutput(message, 3, 0.0)
+    return runner(twin, call)
