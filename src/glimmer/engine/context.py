@@ -19,6 +19,8 @@ from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet
 from glimmer.engine.book import Book
 from glimmer.plan.slots import effective_cap
 
+_ORDER: dict[int, tuple[PlanDocument, dict[str, int]]] = {}
+
 
 @dataclass
 class Pass:
@@ -41,6 +43,8 @@ class Pass:
     awaiting_start: bool = False
     checkpoint_due: bool = False
     on_written: Callable[[BurnInRun, Book], None] | None = None
+    cap: int = field(init=False)
+    windows: dict[str, int] = field(default_factory=dict)
     in_flight_intervals: list[int] = field(default_factory=list)
 
     @property
@@ -56,10 +60,19 @@ class Pass:
         """The cordon stamp of this run: ``<namespace>/<name>/<uid>``."""
         return f"{self.namespace}/{self.run.name}/{self.uid}"
 
+    def __post_init__(self) -> None:
+        self.cap = effective_cap(self.run.spec.max_concurrent_nodes)  # read live each pass
+
     @property
-    def cap(self) -> int:
-        """maxConcurrentNodes, read live each pass."""
-        return effective_cap(self.run.spec.max_concurrent_nodes)
+    def target_order(self) -> dict[str, int]:
+        """Each target's first position in the plan (cached per plan object)."""
+        cached = _ORDER.get(id(self.plan))
+        if cached is None or cached[0] is not self.plan:
+            order = {node: i for i, node in reversed(list(enumerate(self.plan.targets)))}
+            cached = (self.plan, order)
+            _ORDER.clear()
+            _ORDER[id(self.plan)] = cached
+        return cached[1]
 
     @property
     def retry_limit(self) -> int:

@@ -44,21 +44,42 @@ def _fail_fast_stop(ctx: Pass) -> bool:
     return any(t.required and ctx.book.has_failed(t.name) for t in ctx.plan.tests)
 
 
+def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
+    """A Node test: every node the run holds first, then new nodes in target order while the
+    cap allows. Launching adds to ``busy`` and holding nodes need no slot, so this makes the
+    same decisions as one walk in target order, at the cost of the work there is."""
+    settled = ctx.book.settled_nodes(test.name)
+    targets = ctx.plan.targets
+    if len(settled) >= len(set(targets)):
+        return False
+    active = False
+    held = sorted(
+        (n for n in ctx.busy if n not in settled and n in ctx.target_order),
+        key=ctx.target_order.__getitem__,
+    )
+    for node in held:
+        if advance_node(ctx, index, test, node):
+            active = True
+    skip = settled | set(held)
+    for node in targets:
+        if node in skip:
+            continue
+        if not ctx.launch or len(ctx.busy) >= ctx.cap:
+            ctx.pending = True
+            return True
+        skip.add(node)
+        if advance_node(ctx, index, test, node):
+            active = True
+    return active
+
+
 def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
     scope = test.spec.scope.value
     if scope == "Pair":
         return advance_pair(ctx, index, test)
     if scope == "Group":
         return advance_group(ctx, index, test)
-    settled = ctx.book.settled_nodes(test.name)
-    targets = ctx.plan.targets
-    if len(settled) >= len(set(targets)):
-        return False
-    active = False
-    for node in targets:
-        if node not in settled and advance_node(ctx, index, test, node):
-            active = True
-    return active
+    return _advance_nodes(ctx, index, test)
 
 
 def execute(ctx: Pass) -> None:

@@ -34,8 +34,6 @@ UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 FINGERPRINT_LABELS = ("nvidia.com/gpu.product", "glimmer.ai/gpu-arch", "glimmer.ai/hw-class")
 
 # Appendix A, in seconds.
-RESOLVE_GRACE = 120.0  # a config error is held this long (kubectl apply -f dir/ ordering)
-RESOLVE_RETRY = 15.0
 SCHEDULING_GRACE = 300  # an execution may stay unscheduled this long; the Group root's extra
 DEADLINE_PAD = 120  # activeDeadlineSeconds = execution duration + this
 HEAT_PAD = 300  # heat expiry = now + window + this

@@ -70,6 +70,15 @@ def observe(
     """Make sure the result and this attempt are open; set startedAt from the first attempt
     that actually started (never from creation). Writes only when something changed."""
     existing = ctx.book.get(test.name, nodes[0])
+    if existing is not None and existing.attempts:
+        last = existing.attempts[-1]
+        if (
+            last.attempt == attempt
+            and (last.started_at is not None or started_at is None)
+            and (not pod_name or last.pod_name == pod_name)
+            and (existing.started_at is not None or started_at is None)
+        ):
+            return existing  # already open as it should be: the common pass changes nothing
     result = existing if existing is not None else new_result(test, nodes, started_at)
     changed = existing is None
     if result.started_at is None and started_at is not None:

@@ -21,14 +21,14 @@ from glimmer.engine.keys import (
     FINGERPRINT_LABELS,
     PLAN_ANNOTATION,
     PRIOR_UNSCHEDULABLE,
-    RESOLVE_GRACE,
-    RESOLVE_RETRY,
 )
 from glimmer.engine.persist import flush_deliveries, persist
 from glimmer.engine.terminate import terminate
 from glimmer.engine.wake import Outcome
 from glimmer.plan.decision import Refused, StartDecision
+from glimmer.plan.grace import RESOLVE_RETRY, within_resolve_grace
 from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.review import plan_expanded, thresholds_sound
 
 StartFn = Callable[
     [
@@ -96,10 +96,8 @@ def start(ctx: Pass, decide: StartFn) -> Outcome:
 
 
 def _refuse(ctx: Pass, refusal: Refused) -> Outcome:
-    created = ctx.run.metadata.creation_timestamp
-    age = (ctx.now - created).total_seconds() if created is not None else RESOLVE_GRACE + 1
-    if refusal.config_error and age < RESOLVE_GRACE:
-        return Outcome(RESOLVE_RETRY)  # another object of the same apply may still arrive
+    if refusal.config_error and within_resolve_grace(ctx.run.metadata.creation_timestamp, ctx.now):
+        return Outcome(RESOLVE_RETRY.total_seconds())  # the rest of an apply may still arrive
     ctx.book.put(refusal.synthetic_result())
     ctx.book.base = ctx.book.base.model_copy(
         update={"conditions": set_conditions(ctx.book.base.conditions, refusal.conditions)}
@@ -143,6 +141,15 @@ def mark_running(ctx: Pass) -> Outcome:
     }
     if status is None or status.prior_unschedulable is None:
         changes["prior_unschedulable"] = prior
+    known = {c.type for c in (status.conditions if status else None) or ()}
+    if "ThresholdsSound" not in known:
+        # Recovery: the decision's conditions were lost with the pass that pinned the plan.
+        generation = ctx.run.metadata.generation
+        review = [thresholds_sound(ctx.plan, ctx.now, generation)]
+        expanded = plan_expanded(ctx.plan, ctx.cap, ctx.now, generation)
+        if expanded is not None:
+            review.append(expanded)
+        changes["conditions"] = set_conditions(status.conditions if status else None, review)
     ctx.deliveries.append(ctx.delivery("RunPhaseChanged", Phase.RUNNING.value, "Running"))
     flush_deliveries(ctx)  # before the write: a crash redelivers the same key
     persist(ctx, force=True, **changes)

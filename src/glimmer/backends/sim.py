@@ -1,0 +1,466 @@
+"""The simulator backend: a fleet's nodes, executions as discrete events on a virtual clock.
+
+Time moves only when the driver says so (:meth:`SimBackend.advance_to`), straight to the next
+event, so a four-hour soak on a thousand nodes settles in seconds — deterministically for a
+seed. An execution is created, scheduled and started a few seconds later, Ready shortly after,
+and terminates after its test's duration with seeded jitter (burst kinds in well under two
+minutes); its log and exit code then come from the runner the backend was given (on a fleet,
+the simulated runners over the fleet's state). Machinery faults (:mod:`.sim_faults`) delete,
+evict, hang or never schedule executions, or make their logs unreadable.
+
+Rendezvous: a Pair server serves until its client has ended; a Group's rank 0 ends after the
+last worker. Executions that outlive ``activeDeadlineSeconds`` are killed with
+``DeadlineExceeded``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import heapq
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.base import apply_annotations, selector_matches
+from glimmer.backends.sim_faults import (
+    EVICTED_MESSAGE,
+    INSUFFICIENT_GPU,
+    ExecutionFault,
+    first_fault,
+)
+from glimmer.contract.kinds import burst_only
+from glimmer.engine.backend import (
+    Conflict,
+    Delivery,
+    ExecPhase,
+    Execution,
+    ExecutionSpec,
+    LogUnavailable,
+    NodeView,
+    NotFound,
+    Rendezvous,
+)
+
+START_LATENCY = (1.0, 4.0)  # seconds from creation to a started container
+READY_LATENCY = (1.0, 3.0)  # seconds from start to Ready (rendezvous roles)
+JITTER = 0.02  # an execution runs its duration plus up to 2 %
+MAX_OVERRUN = 60.0  # ... but never more than a minute past it
+BURST_SECONDS = (20.0, 90.0)  # burst-only kinds finish quickly whatever the duration says
+DEADLINE_EXIT = 143  # SIGTERM at activeDeadlineSeconds
+EVICTED_EXIT = 137
+ROLE_TAIL = 1.0  # a server / root ends this long after its peers
+QUIET_EVENTS = frozenset({"start"})
+
+
+@dataclass(frozen=True)
+class RunnerRequest:
+    """What a simulated runner is asked: which execution, from when, for how long."""
+
+    spec: ExecutionSpec
+    started: datetime
+    elapsed: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class RunnerReply:
+    stdout: str
+    exit_code: int
+
+
+Runner = Callable[[RunnerRequest], RunnerReply]
+
+
+def quiet_runner(request: RunnerRequest) -> RunnerReply:
+    """A runner that passes without printing: for tests that only exercise the machinery."""
+    return RunnerReply("", 0)
+
+
+@dataclass
+class _Exec:
+    """The simulator's own mutable record of one execution."""
+
+    view: Execution
+    log: str = ""
+    log_unreadable: bool = False
+    hung: bool = False
+    finish_at: float | None = None
+
+
+class SimExecutions:
+    """The executions of one run: every one by name, the live ones by name."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, _Exec] = {}
+        self.live_names: dict[str, None] = {}
+
+    def get(self, name: str) -> Execution | None:
+        record = self.by_name.get(name)
+        return record.view if record is not None else None
+
+    def live(self) -> Sequence[Execution]:
+        return [self.by_name[n].view for n in self.live_names]
+
+    def __iter__(self) -> Iterator[Execution]:
+        return (r.view for r in self.by_name.values())
+
+
+@dataclass(order=True)
+class _Event:
+    at: float
+    seq: int
+    kind: str = field(compare=False)
+    uid: str = field(compare=False)
+    name: str = field(compare=False)
+
+
+def _seed_of(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("\0".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+class SimBackend:
+    """A :class:`~glimmer.engine.backend.Backend` over simulated nodes and a virtual clock."""
+
+    def __init__(
+        self,
+        nodes: Sequence[NodeView],
+        *,
+        runner: Runner = quiet_runner,
+        seed: int = 0,
+        start: datetime = datetime(2026, 10, 2, tzinfo=UTC),
+        faults: Sequence[ExecutionFault] = (),
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+    ) -> None:
+        self.nodes: dict[str, NodeView] = {n.name: n for n in nodes}
+        self.runner = runner
+        self.seed = seed
+        self.epoch = start
+        self.t = 0.0
+        self.faults = tuple(faults)
+        self.profiles: dict[str, BurnInProfile] = dict(profiles or {})
+        self.tests: dict[str, BurnInTestSpec] = dict(tests or {})
+        self.runs: dict[tuple[str, str], BurnInRun] = {}
+        self.deliveries: list[Delivery] = []
+        self.services: dict[str, Rendezvous] = {}
+        self.sinks_ok = True
+        self.log_unavailable: set[str] = set()  # execution names whose log cannot be read
+        self.events_processed = 0
+        self._rv = 0
+        self._seq = 0
+        self._events: list[_Event] = []
+        self._runs_exec: dict[str, SimExecutions] = {}
+        self._owner: dict[str, str] = {}  # execution name -> run uid
+
+    # -- the clock ----------------------------------------------------------------------------
+    def now(self) -> datetime:
+        return self.epoch + timedelta(seconds=self.t)
+
+    def at(self, seconds: float) -> datetime:
+        return self.epoch + timedelta(seconds=seconds)
+
+    # -- nodes --------------------------------------------------------------------------------
+    def get_node(self, name: str) -> NodeView | None:
+        return self.nodes.get(name)
+
+    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
+        return [n for n in self.nodes.values() if selector_matches(n.labels, selector)]
+
+    def update_node(
+        self,
+        name: str,
+        *,
+        unschedulable: bool | None = None,
+        annotations: Mapping[str, str | None] | None = None,
+    ) -> NodeView:
+        node = self.nodes.get(name)
+        if node is None:
+            raise NotFound(f"node {name} not found")
+        node = dataclasses.replace(
+            node,
+            unschedulable=node.unschedulable if unschedulable is None else unschedulable,
+            annotations=apply_annotations(node.annotations, annotations),
+        )
+        self.nodes[name] = node
+        return node
+
+    # -- executions ---------------------------------------------------------------------------
+    def executions(self, namespace: str, run: str, run_uid: str) -> SimExecutions:
+        return self._runs_exec.setdefault(run_uid, SimExecutions())
+
+    def _push(self, at: float, kind: str, uid: str, name: str) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, _Event(at, self._seq, kind, uid, name))
+
+    def create_execution(self, spec: ExecutionSpec) -> None:
+        table = self.executions(spec.namespace, spec.run, spec.run_uid)
+        if spec.name in table.by_name:
+            return
+        view = Execution(spec=spec, phase=ExecPhase.PENDING, created_at=self.now())
+        record = _Exec(view)
+        table.by_name[spec.name] = record
+        table.live_names[spec.name] = None
+        self._owner[spec.name] = spec.run_uid
+        rng = random.Random(_seed_of(self.seed, spec.name))
+        if first_fault(self.faults, spec, ("log-unreadable",)) is not None:
+            record.log_unreadable = True
+        blocked = first_fault(self.faults, spec, ("unschedulable", "image-pull"))
+        if spec.node not in self.nodes or (blocked is not None and blocked.mode == "unschedulable"):
+            message = (blocked.message if blocked else "") or INSUFFICIENT_GPU
+            record.view = dataclasses.replace(view, scheduler_message=message)
+            return
+        if blocked is not None:
+            reason = "ImagePullBackOff"
+            message = blocked.message or f'Back-off pulling image "{spec.image}"'
+            record.view = dataclasses.replace(view, waiting_reason=reason, waiting_message=message)
+            return
+        self._push(self.t + rng.uniform(*START_LATENCY), "start", spec.run_uid, spec.name)
+
+    def _record(self, uid: str, name: str) -> _Exec | None:
+        table = self._runs_exec.get(uid)
+        return table.by_name.get(name) if table is not None else None
+
+    def delete_execution(self, namespace: str, name: str) -> None:
+        uid = self._owner.get(name)
+        if uid is None:
+            return
+        table = self._runs_exec[uid]
+        record = table.by_name.pop(name, None)
+        table.live_names.pop(name, None)
+        if record is not None:
+            self._release_peers(uid, record.view.spec)
+
+    def read_log(self, namespace: str, name: str) -> str:
+        uid = self._owner.get(name)
+        record = self._record(uid, name) if uid is not None else None
+        if record is None:
+            raise LogUnavailable(f'pods "{name}" not found')
+        if record.log_unreadable or name in self.log_unavailable:
+            raise LogUnavailable(f"the log of {name} could not be read (kubelet unreachable)")
+        return record.log
+
+    def ensure_rendezvous(self, service: Rendezvous) -> None:
+        self.services.setdefault(service.name, service)
+
+    # -- events -------------------------------------------------------------------------------
+    def next_event_time(self) -> float | None:
+        return self._events[0].at if self._events else None
+
+    def _apply(self, event: _Event) -> bool:
+        self.t = max(self.t, event.at)
+        record = self._record(event.uid, event.name)
+        if record is None or not record.view.live:
+            return False
+        getattr(self, f"_on_{event.kind}")(event.uid, record)
+        self.events_processed += 1
+        return True
+
+    def advance_to(self, t: float) -> int:
+        """Move the clock to ``t``, applying every event due by then; returns how many."""
+        applied = 0
+        while self._events and self._events[0].at <= t:
+            applied += self._apply(heapq.heappop(self._events))
+        self.t = max(self.t, t)
+        return applied
+
+    def advance(self, until: float) -> bool:
+        """Apply events in time order until one the engine would be woken by (a termination,
+        Ready, a deletion) has happened, or the clock reaches ``until``. A container starting
+        wakes nobody: the engine reads the start time off the execution when it next looks.
+        False when nothing is left to happen before ``until``."""
+        while self._events and self._events[0].at <= until:
+            event = heapq.heappop(self._events)
+            if self._apply(event) and event.kind not in QUIET_EVENTS:
+                return True
+        if until == float("inf"):
+            return False
+        self.t = max(self.t, until)
+        return True
+
+    def _set(self, record: _Exec, **changes: object) -> None:
+        record.view = dataclasses.replace(record.view, **changes)  # type: ignore[arg-type]
+
+    def _run_seconds(self, spec: ExecutionSpec, rng: random.Random) -> float:
+        if burst_only(spec.kind):
+            return rng.uniform(*BURST_SECONDS)
+        duration = float(spec.duration_seconds)
+        return min(duration * (1.0 + rng.uniform(0.0, JITTER)), duration + MAX_OVERRUN)
+
+    def _on_start(self, uid: str, record: _Exec) -> None:
+        spec = record.view.spec
+        rng = random.Random(_seed_of(self.seed, spec.name, "run"))
+        rendezvous = spec.role in ("server", "rank-0")
+        self._set(record, phase=ExecPhase.RUNNING, started_at=self.now(), ready=not rendezvous)
+        if rendezvous:
+            self._push(self.t + rng.uniform(*READY_LATENCY), "ready", uid, spec.name)
+        self._push(self.t + spec.active_deadline_seconds, "deadline", uid, spec.name)
+        fault = first_fault(self.faults, spec, ("deleted", "evicted", "hang"))
+        if fault is not None and fault.mode == "hang":
+            record.hung = True
+        elif fault is not None:
+            self._push(self.t + fault.after, fault.mode, uid, spec.name)
+        if rendezvous or record.hung:
+            return  # a server / root ends after its peers; a hung runner never ends
+        record.finish_at = self.t + self._run_seconds(spec, rng)
+        self._push(record.finish_at, "finish", uid, spec.name)
+
+    def _on_ready(self, uid: str, record: _Exec) -> None:
+        self._set(record, ready=True)
+
+    def _terminate(self, uid: str, record: _Exec, exit_code: int, **changes: object) -> None:
+        phase = ExecPhase.SUCCEEDED if exit_code == 0 and not changes.get("reason") else None
+        self._set(
+            record,
+            phase=phase or ExecPhase.FAILED,
+            exit_code=exit_code,
+            finished_at=self.now(),
+            ready=False,
+            **changes,
+        )
+        self._runs_exec[uid].live_names.pop(record.view.name, None)
+        self._release_peers(uid, record.view.spec)
+
+    def _on_finish(self, uid: str, record: _Exec) -> None:
+        spec = record.view.spec
+        started = record.view.started_at or self.now()
+        elapsed = (self.now() - started).total_seconds()
+        reply = self.runner(
+            RunnerRequest(spec, started, elapsed, _seed_of(self.seed, spec.name, "runner"))
+        )
+        record.log = reply.stdout
+        reason = "Completed" if reply.exit_code == 0 else "Error"
+        self._terminate(uid, record, reply.exit_code, container_reason=reason)
+
+    def _on_deadline(self, uid: str, record: _Exec) -> None:
+        self._terminate(
+            uid,
+            record,
+            DEADLINE_EXIT,
+            reason="DeadlineExceeded",
+            message="Pod was active on the node longer than the specified deadline",
+        )
+
+    def _on_deleted(self, uid: str, record: _Exec) -> None:
+        self.delete_execution(record.view.spec.namespace, record.view.name)
+
+    def _on_evicted(self, uid: str, record: _Exec) -> None:
+        self._terminate(uid, record, EVICTED_EXIT, reason="Evicted", message=EVICTED_MESSAGE)
+
+    def _release_peers(self, uid: str, spec: ExecutionSpec) -> None:
+        """A client's end lets its server finish; the last worker's end lets rank 0 finish."""
+        table = self._runs_exec[uid]
+        waiting_role = {"client": "server"}.get(spec.role)
+        if spec.role.startswith("rank-") and spec.role != "rank-0":
+            waiting_role = "rank-0"
+        if waiting_role is None:
+            return
+        for name in list(table.live_names):
+            other = table.by_name[name]
+            o = other.view.spec
+            if o.role != waiting_role or o.test != spec.test or o.attempt != spec.attempt:
+                continue
+            if waiting_role == "rank-0" and any(
+                table.by_name[n].view.spec.role.startswith("rank-")
+                and table.by_name[n].view.spec.role != "rank-0"
+                and table.by_name[n].view.spec.test == spec.test
+                and table.by_name[n].view.spec.attempt == spec.attempt
+                for n in table.live_names
+            ):
+                continue  # another worker is still running
+            if other.hung or other.finish_at is not None or not other.view.started:
+                continue
+            other.finish_at = self.t + ROLE_TAIL
+            self._push(other.finish_at, "finish", uid, name)
+
+    # -- the resources ------------------------------------------------------------------------
+    def submit(self, run: BurnInRun) -> BurnInRun:
+        """Create a run (uid, creationTimestamp and generation filled when missing)."""
+        meta = run.metadata
+        update: dict[str, object] = {}
+        if not meta.uid:
+            update["uid"] = f"uid-{_seed_of(self.seed, meta.name, len(self.runs)) % 10**12:012d}"
+        if meta.creation_timestamp is None:
+            update["creation_timestamp"] = self.now()
+        if meta.generation is None:
+            update["generation"] = 1
+        if not meta.namespace:
+            update["namespace"] = "default"
+        run = run.model_copy(update={"metadata": meta.model_copy(update=update)})
+        return self._store(run)
+
+    def _store(self, run: BurnInRun) -> BurnInRun:
+        self._rv += 1
+        meta = run.metadata.model_copy(update={"resource_version": str(self._rv)})
+        run = run.model_copy(update={"metadata": meta})
+        self.runs[(meta.namespace or "default", run.name)] = run
+        return run
+
+    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
+        return self.runs.get((namespace, name))
+
+    def list_runs(self) -> list[BurnInRun]:
+        return list(self.runs.values())
+
+    def _current(self, run: BurnInRun) -> BurnInRun:
+        stored = self.runs.get((run.metadata.namespace or "default", run.name))
+        if stored is None or stored.metadata.uid != run.metadata.uid:
+            raise NotFound(f"BurnInRun {run.name} not found")
+        if stored.metadata.resource_version != run.metadata.resource_version:
+            raise Conflict(f"BurnInRun {run.name} was modified; re-read it")
+        return stored
+
+    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        stored = self._current(run)
+        return self._store(stored.model_copy(update={"status": status}))
+
+    def write_metadata(
+        self,
+        run: BurnInRun,
+        *,
+        annotations: Mapping[str, str | None] | None = None,
+        finalizers: Sequence[str] | None = None,
+    ) -> BurnInRun:
+        stored = self._current(run)
+        meta = stored.metadata.model_copy(
+            update={
+                "annotations": apply_annotations(stored.metadata.annotations, annotations) or None,
+                "finalizers": list(finalizers)
+                if finalizers is not None
+                else stored.metadata.finalizers,
+            }
+        )
+        updated = stored.model_copy(update={"metadata": meta})
+        if meta.deletion_timestamp is not None and not meta.finalizers:
+            self._forget(updated)
+            return updated
+        return self._store(updated)
+
+    def delete_run(self, namespace: str, name: str) -> None:
+        run = self.runs.get((namespace, name))
+        if run is None:
+            return
+        if run.metadata.finalizers:
+            meta = run.metadata.model_copy(update={"deletion_timestamp": self.now()})
+            self._store(run.model_copy(update={"metadata": meta}))
+        else:
+            self._forget(run)
+
+    def _forget(self, run: BurnInRun) -> None:
+        self.runs.pop((run.metadata.namespace or "default", run.name), None)
+        self._runs_exec.pop(run.metadata.uid or "", None)  # owned executions go with it
+
+    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
+        return self.profiles.get(name)
+
+    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
+        return self.tests
+
+    # -- delivery -----------------------------------------------------------------------------
+    def deliver(self, delivery: Delivery) -> bool:
+        self.deliveries.append(delivery)
+        return self.sinks_ok

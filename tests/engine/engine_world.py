@@ -1,0 +1,131 @@
+"""A small simulated world for engine tests: nodes, tests, a profile, a run, and a scripted
+runner whose output per (test, node, attempt) a test can set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.sim import RunnerReply, RunnerRequest, SimBackend
+from glimmer.backends.sim_driver import Drive, drive
+from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.engine.backend import NodeView
+from glimmer.engine.reconciler import Engine
+
+API = "burnin.glimmer.ai/v1alpha1"
+
+Script = Callable[[RunnerRequest], RunnerReply | None]
+
+
+@dataclass
+class ScriptedRunner:
+    """Replies by the first matching rule; the default reply passes with ``default`` output."""
+
+    default: str = ""
+    rules: list[tuple[dict[str, Any], RunnerReply]] = field(default_factory=list)
+    calls: list[RunnerRequest] = field(default_factory=list)
+
+    def on(self, reply: RunnerReply, **match: Any) -> ScriptedRunner:
+        """Reply ``reply`` to executions matching ``match`` (test, node, attempt, role)."""
+        self.rules.append((match, reply))
+        return self
+
+    def __call__(self, request: RunnerRequest) -> RunnerReply:
+        self.calls.append(request)
+        spec = request.spec
+        for match, reply in self.rules:
+            if all(getattr(spec, k) == v for k, v in match.items()):
+                return reply
+        return RunnerReply(self.default, 0)
+
+
+def nodes(n: int, prefix: str = "node", **kwargs: Any) -> list[NodeView]:
+    return [
+        NodeView(
+            name=f"{prefix}-{i:03d}",
+            labels={"kubernetes.io/hostname": f"{prefix}-{i:03d}", "pool": "gpu"},
+            kernel="6.8",
+            os_image="ubuntu",
+            arch="amd64",
+            **kwargs,
+        )
+        for i in range(n)
+    ]
+
+
+def spec_of(kind: str = "gpu-burn", **fields: Any) -> BurnInTestSpec:
+    body: dict[str, Any] = {"kind": kind, "durationSeconds": 600}
+    body.update(fields)
+    return BurnInTestSpec.model_validate(body)
+
+
+def profile(entries: Sequence[Mapping[str, Any]], name: str = "prof", **spec: Any) -> BurnInProfile:
+    return BurnInProfile.model_validate(
+        {
+            "apiVersion": API,
+            "kind": "BurnInProfile",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"tests": list(entries), **spec},
+        }
+    )
+
+
+def run_object(
+    name: str = "run", targets: Sequence[str] = (), profile_ref: str = "prof", **spec: Any
+) -> BurnInRun:
+    return BurnInRun.model_validate(
+        {
+            "apiVersion": API,
+            "kind": "BurnInRun",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"profileRef": profile_ref, "target": {"nodeNames": list(targets)}, **spec},
+        }
+    )
+
+
+@dataclass
+class World:
+    backend: SimBackend
+    engine: Engine
+    runner: ScriptedRunner
+
+    def submit(self, run: BurnInRun) -> BurnInRun:
+        return self.backend.submit(run)
+
+    def drive(self, name: str = "run", **kwargs: Any) -> Drive:
+        return drive(self.backend, self.engine, "default", name, **kwargs)
+
+    def run(self, name: str = "run") -> BurnInRun:
+        found = self.backend.get_run("default", name)
+        assert found is not None
+        return found
+
+    def pass_(self, name: str = "run") -> float | None:
+        return self.engine.reconcile("default", name).requeue_after
+
+
+def world(
+    node_count: int,
+    tests: Mapping[str, BurnInTestSpec],
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    runner: ScriptedRunner | None = None,
+    faults: Sequence[ExecutionFault] = (),
+    seed: int = 7,
+    node_list: Sequence[NodeView] | None = None,
+    **profile_spec: Any,
+) -> World:
+    runner = runner or ScriptedRunner()
+    backend = SimBackend(
+        list(node_list) if node_list is not None else nodes(node_count),
+        runner=runner,
+        seed=seed,
+        faults=faults,
+        profiles={"prof": profile(entries, **profile_spec)},
+        tests=dict(tests),
+    )
+    return World(backend, Engine(backend), runner)
