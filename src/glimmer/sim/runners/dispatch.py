@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from glimmer.sim.runners import gpu_load
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
 from glimmer.sim.twin import FleetSim
 
 Runner = Callable[[FleetSim, RunnerCall], RunnerOutput]
 
-_RUNNERS: dict[str, Runner] = {}
+_RUNNERS: dict[str, Runner] = {
+    "clockprobe": gpu_load.clockprobe,
+    "thermal-soak": gpu_load.thermal_soak,
+    "gpu-burn": gpu_load.gpu_burn,
+}
 
 SIMULATED_KINDS: frozenset[str] = frozenset(_RUNNERS)
 

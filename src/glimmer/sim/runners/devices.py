@@ -1,0 +1,104 @@
+"""Multi-device runners: iterate every allocated GPU and fold to the worst (invariant 14).
+
+Each device is measured on its own; the gated figure keeps its name and is the worst device's
+(floors Min, ceilings Max, counters Sum, by the registry's Aggregation; lifetime counters are
+summed; labels come from the first device). The fold then says how it was made: deviceCount,
+devicesVisible, deviceWindowS, deviceConcurrency, worstDeviceIndex, worstDevicePciBusId,
+deviceHomogeneous and the kind's spreads (n/a on one device or a heterogeneous board).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glimmer.contract.names import canonical_name
+from glimmer.contract.registry import Aggregation, aggregation_of
+from glimmer.sim.runners.emit import Stdout
+from glimmer.sim.runners.node import Device
+
+Value = float | int | str
+
+# Lifetime totals are Last across a soak's windows but summed across a node's devices.
+LIFETIME = frozenset({"eccErrors", "remappedRows"})
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One device's figures, keyed by the raw keys the runner prints, in print order."""
+
+    device: Device
+    values: dict[str, Value]
+    decimals: dict[str, int]
+
+
+def _fold(kind: str, key: str, values: list[Value]) -> Value:
+    name = canonical_name(kind, key)
+    numbers = [v for v in values if isinstance(v, int | float)]
+    if len(numbers) != len(values):
+        return values[0]
+    if name in LIFETIME:
+        return sum(numbers)
+    agg = aggregation_of(name)
+    if agg is Aggregation.SUM:
+        return sum(numbers)
+    if agg is Aggregation.MIN:
+        return min(numbers)
+    if agg is Aggregation.MAX:
+        return max(numbers)
+    return values[0]
+
+
+def worst_index(kind: str, readings: Sequence[Reading], primary: str) -> int:
+    """Position of the device behind the gated figure ``primary`` (ties: the first)."""
+    agg = aggregation_of(canonical_name(kind, primary))
+    values = [r.values.get(primary) for r in readings]
+    numeric = [(v, i) for i, v in enumerate(values) if isinstance(v, int | float)]
+    if not numeric:
+        return 0
+    if agg is Aggregation.MIN:
+        return min(numeric, key=lambda p: (p[0], p[1]))[1]
+    return max(numeric, key=lambda p: (p[0], -p[1]))[1]
+
+
+def spread(values: Sequence[float]) -> float:
+    best = max(values)
+    return 0.0 if best <= 0 else (best - min(values)) / best * 100.0
+
+
+def emit_fold(
+    out: Stdout,
+    kind: str,
+    readings: Sequence[Reading],
+    *,
+    visible: int,
+    window_s: float,
+    concurrency: str,
+    primary: str,
+    spreads: dict[str, str],
+) -> int:
+    """Print the folded figures and the fold's own account; returns the worst position."""
+    keys: list[str] = []
+    for r in readings:
+        keys.extend(k for k in r.values if k not in keys)
+    for key in keys:
+        present = [r.values[key] for r in readings if key in r.values]
+        decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)
+        out.kv(key, _fold(kind, key, present), decimals)
+    worst = worst_index(kind, readings, primary)
+    homogeneous = len({(r.device.name, r.device.part) for r in readings}) == 1
+    out.kv("deviceCount", len(readings))
+    out.kv("devicesVisible", visible)
+    out.kv("deviceWindowS", window_s, 1)
+    out.kv("deviceConcurrency", concurrency)
+    out.kv("worstDeviceIndex", readings[worst].device.slot if readings else 0)
+    out.kv("worstDevicePciBusId", readings[worst].device.pci_bus_id if readings else "")
+    out.kv("deviceHomogeneous", homogeneous)
+    for name, source in spreads.items():
+        numbers = [r.values[source] for r in readings if source in r.values]
+        figures = [float(v) for v in numbers if isinstance(v, int | float)]
+        if len(figures) < 2 or not homogeneous:
+            out.na(name)
+        else:
+            out.kv(name, spread(figures))
+    return worst
