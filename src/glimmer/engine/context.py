@@ -44,7 +44,7 @@ class Pass:
     checkpoint_due: bool = False
     on_written: Callable[[BurnInRun, Book], None] | None = None
     cap: int = field(init=False)
-    windows: dict[str, int] = field(default_factory=dict)
+    cutoffs: dict[str, datetime] = field(default_factory=dict)
     in_flight_intervals: list[int] = field(default_factory=list)
 
     @property

@@ -9,6 +9,7 @@ soak's cordon is never released halfway.
 from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
+from glimmer.contract.vocab import TERMINAL_PHASES
 from glimmer.engine.book import is_terminal
 from glimmer.engine.context import Pass
 from glimmer.engine.cordon import release_idle
@@ -30,11 +31,15 @@ def _condemn_stale(ctx: Pass) -> None:
     """A live execution whose attempt the status already closed (its record is durable) is
     left over from a pass that stopped before its kill: condemn it again."""
     for execution in ctx.executions.live():
-        nodes = execution.spec.unit_nodes or (execution.node,)
-        result = ctx.book.get(execution.spec.test, nodes[0])
+        spec = execution.spec
+        result = ctx.book.get(spec.test, spec.unit_nodes[0] if spec.unit_nodes else spec.node)
         if result is None:
             continue
-        if is_terminal(result) or attempt_number(result) > execution.spec.attempt:
+        attempts = result.attempts
+        last = attempts[-1] if attempts else None
+        if last is not None and last.attempt == spec.attempt and last.phase not in TERMINAL_PHASES:
+            continue  # the usual case: the open attempt's own execution
+        if is_terminal(result) or attempt_number(result) > spec.attempt:
             ctx.condemn(execution)
 
 

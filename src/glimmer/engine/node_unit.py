@@ -4,6 +4,7 @@ until the verdict layer settles the result."""
 from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
+from glimmer.api.result import TestResult
 from glimmer.api.threshold import to_contract
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
@@ -24,6 +25,15 @@ def overdue_message(phase: str) -> str:
         f'pod never completed within its window (last phase "{phase}") — unschedulable target '
         "or stuck image pull; no verdict"
     )
+
+
+def _observed(result: TestResult, attempt: int, name: str) -> bool:
+    """The result already shows this attempt running on this execution (the usual pass)."""
+    attempts = result.attempts
+    if not attempts or result.started_at is None:
+        return False
+    last = attempts[-1]
+    return last.attempt == attempt and last.pod_name == name and last.started_at is not None
 
 
 def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
@@ -66,8 +76,10 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
         elif not execution.started:
             ctx.running = ctx.awaiting_start = True
         else:
-            result = observe(ctx, test, nodes, attempt, name, execution.started_at or ctx.now)
-            maybe_checkpoint(ctx, test, result, execution)
+            if result is None or not _observed(result, attempt, name):
+                result = observe(ctx, test, nodes, attempt, name, execution.started_at or ctx.now)
+            if test.spec.checkpoint_interval_seconds:
+                maybe_checkpoint(ctx, test, result, execution)
             ctx.running = True
         return True
     harvest = harvest_execution(ctx.backend, execution)

@@ -5,6 +5,7 @@ attempt has lost its execution, and how a machinery failure is recorded as an Er
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.result import TestResult
@@ -24,10 +25,11 @@ def window_seconds(test: PlannedTest) -> int:
 
 
 def overdue(ctx: Pass, test: PlannedTest, execution: Execution) -> bool:
-    window = ctx.windows.get(test.name)
-    if window is None:
-        window = ctx.windows[test.name] = window_seconds(test)
-    return (ctx.now - execution.created_at).total_seconds() > window
+    """Created longer ago than the test's window allows (one cutoff per test per pass)."""
+    cutoff = ctx.cutoffs.get(test.name)
+    if cutoff is None:
+        cutoff = ctx.cutoffs[test.name] = ctx.now - timedelta(seconds=window_seconds(test))
+    return execution.created_at < cutoff
 
 
 def lost_execution(
