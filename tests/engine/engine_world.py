@@ -117,10 +117,11 @@ def world(
     faults: Sequence[ExecutionFault] = (),
     seed: int = 7,
     node_list: Sequence[NodeView] | None = None,
+    backend_cls: type[SimBackend] = SimBackend,
     **profile_spec: Any,
 ) -> World:
     runner = runner or ScriptedRunner()
-    backend = SimBackend(
+    backend = backend_cls(
         list(node_list) if node_list is not None else nodes(node_count),
         runner=runner,
         seed=seed,
@@ -129,3 +130,46 @@ def world(
         tests=dict(tests),
     )
     return World(backend, Engine(backend), runner)
+
+
+class Recorder(SimBackend):
+    """A simulator that also keeps the order of every action the engine asked for."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.log: list[tuple[str, str]] = []
+
+    def write_status(self, run: Any, status: Any) -> Any:
+        self.log.append(("status", str(status.phase)))
+        return super().write_status(run, status)
+
+    def write_metadata(self, run: Any, **kwargs: Any) -> Any:
+        self.log.append(("metadata", repr(sorted((kwargs.get("annotations") or {}).items()))
+                         + repr(kwargs.get("finalizers"))))
+        return super().write_metadata(run, **kwargs)
+
+    def delete_execution(self, namespace: str, name: str) -> None:
+        self.log.append(("delete", name))
+        super().delete_execution(namespace, name)
+
+    def create_execution(self, spec: Any) -> None:
+        self.log.append(("create", spec.name))
+        super().create_execution(spec)
+
+    def update_node(self, name: str, **kwargs: Any) -> Any:
+        self.log.append(("node", f"{name} {kwargs}"))
+        return super().update_node(name, **kwargs)
+
+    def deliver(self, delivery: Any) -> bool:
+        self.log.append(("deliver", f"{delivery.reason} {delivery.key}"))
+        return super().deliver(delivery)
+
+    def kinds(self) -> list[str]:
+        return [k for k, _ in self.log]
+
+
+def reply(stdout: str = "", exit_code: int = 0) -> RunnerReply:
+    return RunnerReply(stdout, exit_code)
+
+
+GATE_MISCOMPARES = {"metric": "miscompares", "comparison": "Equal", "value": "0"}

@@ -152,6 +152,7 @@ class SimBackend:
         self.log_unavailable: set[str] = set()  # execution names whose log cannot be read
         self.events_processed = 0
         self._rv = 0
+        self._submitted = 0
         self._seq = 0
         self._events: list[_Event] = []
         self._runs_exec: dict[str, SimExecutions] = {}
@@ -383,7 +384,9 @@ class SimBackend:
         meta = run.metadata
         update: dict[str, object] = {}
         if not meta.uid:
-            update["uid"] = f"uid-{_seed_of(self.seed, meta.name, len(self.runs)) % 10**12:012d}"
+            self._submitted += 1
+            digest = _seed_of(self.seed, meta.name, self._submitted) % 10**12
+            update["uid"] = f"uid-{digest:012d}"
         if meta.creation_timestamp is None:
             update["creation_timestamp"] = self.now()
         if meta.generation is None:

@@ -56,7 +56,7 @@ class Placement:
 def volume_name(index: int, mount_path: str) -> str:
     """``host-<i>-<mountPath lower-cased, non-alphanumerics as '-'>``, at most 63 characters."""
     slug = _NOT_ALNUM.sub("-", mount_path.lower())
-    return f"host-{index}-{slug}"[:MAX_VOLUME_NAME].strip("-")
+    return f"host-{index}-{slug.strip('-')}"[:MAX_VOLUME_NAME].strip("-")
 
 
 def _volumes(test: PlannedTest) -> tuple[Mapping[str, Any], ...]:
