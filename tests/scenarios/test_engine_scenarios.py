@@ -262,7 +262,7 @@ def test_24_stamp_before_cordon_and_start_state_restored() -> None:
     w.submit(run_object(targets=["node-000", "node-001"]))
     w.drive()
     node_log = [v for k, v in w.backend.log if k == "node" and "node-000" in v]
-    assert CORDON_OWNER in node_log[0] and "unschedulable" not in node_log[0]
+    assert CORDON_OWNER in node_log[0] and "'unschedulable'" not in node_log[0]
     assert "'unschedulable': True" in node_log[1]
     assert not w.backend.nodes["node-000"].unschedulable
     assert w.backend.nodes["node-001"].unschedulable  # left as found
