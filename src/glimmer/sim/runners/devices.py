@@ -21,6 +21,10 @@ Value = float | int | str
 
 # Lifetime totals are Last across a soak's windows but summed across a node's devices.
 LIFETIME = frozenset({"eccErrors", "remappedRows"})
+# Unregistered names fold Last, which would hide a bad device behind the first; these are
+# error ceilings by meaning (compute-smoke's maxRelError is maxRelativeError under another
+# spelling, Appendix C.7), so the worst device is the largest.
+CEILINGS = frozenset({"maxRelError"})
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ def _fold(kind: str, key: str, values: list[Value]) -> Value:
         return values[0]
     if name in LIFETIME:
         return sum(numbers)
+    if name in CEILINGS:
+        return max(numbers)
     agg = aggregation_of(name)
     if agg is Aggregation.SUM:
         return sum(numbers)

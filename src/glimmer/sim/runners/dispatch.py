@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glimmer.sim.runners import gpu_load
+from glimmer.sim.runners import gemm, gpu_load, host, memory, network
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
 from glimmer.sim.twin import FleetSim
 
@@ -14,6 +14,19 @@ _RUNNERS: dict[str, Runner] = {
     "clockprobe": gpu_load.clockprobe,
     "thermal-soak": gpu_load.thermal_soak,
     "gpu-burn": gpu_load.gpu_burn,
+    "compute-smoke": gemm.compute_smoke,
+    "gemm-sweep": gemm.gemm_sweep,
+    "memory-bw": memory.memory_bw,
+    "memory-stress": memory.memory_stress,
+    "host-health": host.host_health,
+    "dcgm-diag": host.dcgm_diag,
+    "fingerprint-probe": host.fingerprint_probe,
+    "disk-io": host.disk_io,
+    "ib-write-bw": network.ib_write_bw,
+    "gpudirect-rdma": network.gpudirect_rdma,
+    "tcp-baseline": network.tcp_baseline,
+    "fabric-soak": network.fabric_soak,
+    "nccl": network.nccl,
 }
 
 SIMULATED_KINDS: frozenset[str] = frozenset(_RUNNERS)

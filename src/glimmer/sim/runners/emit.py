@@ -40,6 +40,10 @@ class Stdout:
     def text(self, line: str) -> None:
         self.lines.append(line)
 
+    def end(self, marker: str, code: int, elapsed: float) -> RunnerOutput:
+        """Finish with a marker line of the runner's own shape (host-health's OK/FAULT)."""
+        return self._end(marker, code, elapsed)
+
     def _end(self, marker: str, code: int, elapsed: float) -> RunnerOutput:
         return RunnerOutput("\n".join([*self.lines, marker]) + "\n", code, round(elapsed, 3))
 
