@@ -144,8 +144,13 @@ class Recorder(SimBackend):
         return super().write_status(run, status)
 
     def write_metadata(self, run: Any, **kwargs: Any) -> Any:
-        self.log.append(("metadata", repr(sorted((kwargs.get("annotations") or {}).items()))
-                         + repr(kwargs.get("finalizers"))))
+        self.log.append(
+            (
+                "metadata",
+                repr(sorted((kwargs.get("annotations") or {}).items()))
+                + repr(kwargs.get("finalizers")),
+            )
+        )
         return super().write_metadata(run, **kwargs)
 
     def delete_execution(self, namespace: str, name: str) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from engine_world import run_object, spec_of, world
+
 from glimmer.contract.vocab import Phase
 from glimmer.engine.keys import CORDON_OWNER, FINALIZER
-from engine_world import run_object, spec_of, world
 
 
 def test_three_node_run_passes_and_releases_every_cordon() -> None:
@@ -17,5 +18,6 @@ def test_three_node_run_passes_and_releases_every_cordon() -> None:
     assert run.status.phase is Phase.PASSED, run.status
     assert run.status.passed == 3
     assert FINALIZER not in (run.metadata.finalizers or ())
-    assert all(not n.unschedulable and CORDON_OWNER not in n.annotations
-               for n in w.backend.nodes.values())
+    assert all(
+        not n.unschedulable and CORDON_OWNER not in n.annotations for n in w.backend.nodes.values()
+    )

@@ -70,8 +70,11 @@ def test_13_optional_failure_leaves_run_passed_but_counted() -> None:
 def test_14_fail_fast_stops_later_tests_and_errors_in_flight_units() -> None:
     runner = ScriptedRunner(default=OK).on(reply(BAD), test="a", node="node-000")
     w = world(
-        3, {"a": GATED, "b": GATED}, [{"testRef": "a"}, {"testRef": "b"}],
-        runner=runner, failFast=True,
+        3,
+        {"a": GATED, "b": GATED},
+        [{"testRef": "a"}, {"testRef": "b"}],
+        runner=runner,
+        failFast=True,
     )
     # node-000 fails fast (burst-like short run); the other two are still running.
     w.backend.faults = ()
@@ -92,8 +95,12 @@ def test_15_unknown_scope_is_refused_by_the_model() -> None:
 
 
 def test_16_three_repeats_each_must_pass() -> None:
-    w = world(1, {"a": spec_of(repeatCount=3, thresholds=[GATE_MISCOMPARES])}, [{"testRef": "a"}],
-              runner=ScriptedRunner(default=OK))
+    w = world(
+        1,
+        {"a": spec_of(repeatCount=3, thresholds=[GATE_MISCOMPARES])},
+        [{"testRef": "a"}],
+        runner=ScriptedRunner(default=OK),
+    )
     w.submit(run_object(targets=["node-000"]))
     result = results(w.drive() and w)[("a", "node-000")]
     assert result.phase is Phase.PASSED
@@ -103,8 +110,12 @@ def test_16_three_repeats_each_must_pass() -> None:
 
 def test_16_failure_on_attempt_two_settles_failed_without_attempt_three() -> None:
     runner = ScriptedRunner(default=OK).on(reply(BAD), attempt=2)
-    w = world(1, {"a": spec_of(repeatCount=3, thresholds=[GATE_MISCOMPARES])}, [{"testRef": "a"}],
-              runner=runner)
+    w = world(
+        1,
+        {"a": spec_of(repeatCount=3, thresholds=[GATE_MISCOMPARES])},
+        [{"testRef": "a"}],
+        runner=runner,
+    )
     w.submit(run_object(targets=["node-000"], retryOnErrorLimit=2))
     w.drive()
     result = results(w)[("a", "node-000")]
@@ -143,8 +154,9 @@ def test_18_execution_names_carry_the_attempt_and_the_run_uid() -> None:
 
 
 def test_19_a_pass_over_unchanged_state_does_nothing() -> None:
-    w = world(2, {"a": GATED}, [{"testRef": "a"}], backend_cls=Recorder,
-              runner=ScriptedRunner(default=OK))
+    w = world(
+        2, {"a": GATED}, [{"testRef": "a"}], backend_cls=Recorder, runner=ScriptedRunner(default=OK)
+    )
     w.submit(run_object(targets=["node-000", "node-001"], maxConcurrentNodes=2))
     for _ in range(4):
         w.pass_()
@@ -256,8 +268,9 @@ def test_23_cap_one_never_holds_two_nodes() -> None:
 
 
 def test_24_stamp_before_cordon_and_start_state_restored() -> None:
-    w = world(2, {"a": GATED}, [{"testRef": "a"}], backend_cls=Recorder,
-              runner=ScriptedRunner(default=OK))
+    w = world(
+        2, {"a": GATED}, [{"testRef": "a"}], backend_cls=Recorder, runner=ScriptedRunner(default=OK)
+    )
     w.backend.update_node("node-001", unschedulable=True)  # an admin's cordon, found at start
     w.submit(run_object(targets=["node-000", "node-001"]))
     w.drive()
@@ -285,8 +298,9 @@ def test_25_admin_cordon_after_start_is_undone_and_foreign_stamp_untouched() -> 
 
 
 def test_26_deleting_a_running_run_stops_load_then_releases_then_drops_finalizer() -> None:
-    w = world(1, {"a": GATED}, [{"testRef": "a"}], backend_cls=Recorder,
-              runner=ScriptedRunner(default=OK))
+    w = world(
+        1, {"a": GATED}, [{"testRef": "a"}], backend_cls=Recorder, runner=ScriptedRunner(default=OK)
+    )
     w.submit(run_object(targets=["node-000"]))
     for _ in range(3):
         w.pass_()
@@ -301,11 +315,20 @@ def test_26_deleting_a_running_run_stops_load_then_releases_then_drops_finalizer
 
 
 def test_28_execution_spec_carries_the_fixed_pod_shape() -> None:
-    mounts = {"runner": {"hostPaths": [{"path": "/dev/infiniband", "mountPath": "/dev/infiniband",
-                                        "readOnly": False}, {"path": "/dev/kmsg",
-                                                             "mountPath": "/dev/kmsg"}]}}
-    w = world(2, {"a": GATED, "m": spec_of(**mounts)}, [{"testRef": "a"}, {"testRef": "m"}],
-              runner=ScriptedRunner(default=OK))
+    mounts = {
+        "runner": {
+            "hostPaths": [
+                {"path": "/dev/infiniband", "mountPath": "/dev/infiniband", "readOnly": False},
+                {"path": "/dev/kmsg", "mountPath": "/dev/kmsg"},
+            ]
+        }
+    }
+    w = world(
+        2,
+        {"a": GATED, "m": spec_of(**mounts)},
+        [{"testRef": "a"}, {"testRef": "m"}],
+        runner=ScriptedRunner(default=OK),
+    )
     w.submit(run_object(targets=["node-000"]))
     w.drive()
     specs = [e.spec for e in w.backend.executions("default", "run", w.run().metadata.uid)]
@@ -329,8 +352,9 @@ def test_29_heat_declared_for_sustained_load_and_withdrawn_for_passive_tests() -
     def watch(run: Any, backend: Any) -> None:
         heat.append(backend.nodes["node-000"].annotations.get(HEAT_EXPECTED))
 
-    w = world(1, tests, [{"testRef": "burn"}, {"testRef": "health"}],
-              runner=ScriptedRunner(default=OK))
+    w = world(
+        1, tests, [{"testRef": "burn"}, {"testRef": "health"}], runner=ScriptedRunner(default=OK)
+    )
     w.backend.update_node("node-000", annotations={})
     w.submit(run_object(targets=["node-000"]))
     w.drive(progress=watch)
@@ -356,10 +380,16 @@ def test_30_unknown_test_ref_waits_out_the_grace_then_errors() -> None:
 
 
 def test_31_unsound_gate_sets_condition_and_run_proceeds() -> None:
-    unsound = spec_of("clockprobe", thresholds=[
-        {"metric": "sustainedClockPct", "comparison": "Equal", "value": "83.22"}])
-    w = world(1, {"a": unsound}, [{"testRef": "a"}],
-              runner=ScriptedRunner(default="sustainedClockPct=83.22"))
+    unsound = spec_of(
+        "clockprobe",
+        thresholds=[{"metric": "sustainedClockPct", "comparison": "Equal", "value": "83.22"}],
+    )
+    w = world(
+        1,
+        {"a": unsound},
+        [{"testRef": "a"}],
+        runner=ScriptedRunner(default="sustainedClockPct=83.22"),
+    )
     w.submit(run_object(targets=["node-000"]))
     w.pass_()
     w.pass_()
@@ -386,9 +416,13 @@ def test_33_baseline_without_gates_runs_and_envelopes_say_baseline() -> None:
 
 
 def test_34_variant_cells_run_with_their_axis_env() -> None:
-    entry = {"testRef": "g", "variants": [
-        {"name": f"c{i}", "axes": {"precision": p}} for i, p in enumerate(["fp8", "bf16", "fp16", "fp32"])
-    ]}
+    entry = {
+        "testRef": "g",
+        "variants": [
+            {"name": f"c{i}", "axes": {"precision": p}}
+            for i, p in enumerate(["fp8", "bf16", "fp16", "fp32"])
+        ],
+    }
     w = world(1, {"g": spec_of("gemm-sweep")}, [entry], runner=ScriptedRunner(default=OK))
     w.submit(run_object(targets=["node-000"]))
     status = w.drive().run.status
@@ -418,4 +452,4 @@ def test_36_kind_without_default_image_settles_error_naming_the_kind() -> None:
 def test_resume_window_for_grace_constant_is_two_minutes() -> None:
     from glimmer.plan.grace import RESOLVE_GRACE
 
-    assert RESOLVE_GRACE == timedelta(minutes=2)
+    assert timedelta(minutes=2) == RESOLVE_GRACE

@@ -53,7 +53,7 @@ MAX_OVERRUN = 60.0  # ... but never more than a minute past it
 BURST_SECONDS = (20.0, 90.0)  # burst-only kinds finish quickly whatever the duration says
 DEADLINE_EXIT = 143  # SIGTERM at activeDeadlineSeconds
 EVICTED_EXIT = 137
-ROLE_TAIL = 1.0  # a server / root ends this long after its peers
+ROLE_TAIL = 0.0  # a server / root ends with its last peer (same instant)
 QUIET_EVENTS = frozenset({"start"})
 
 
@@ -243,6 +243,12 @@ class SimBackend:
             raise LogUnavailable(f'pods "{name}" not found')
         if record.log_unreadable or name in self.log_unavailable:
             raise LogUnavailable(f"the log of {name} could not be read (kubelet unreachable)")
+        view = record.view
+        if view.live and view.started_at is not None:
+            # Mid-run: what the runner has printed so far (its reply for the time elapsed).
+            elapsed = (self.now() - view.started_at).total_seconds()
+            seed = _seed_of(self.seed, name, "runner")
+            return self.runner(RunnerRequest(view.spec, view.started_at, elapsed, seed)).stdout
         return record.log
 
     def ensure_rendezvous(self, service: Rendezvous) -> None:
@@ -277,6 +283,9 @@ class SimBackend:
         while self._events and self._events[0].at <= until:
             event = heapq.heappop(self._events)
             if self._apply(event) and event.kind not in QUIET_EVENTS:
+                # One observation per instant: whatever else happens at this time goes with it.
+                while self._events and self._events[0].at <= event.at:
+                    self._apply(heapq.heappop(self._events))
                 return True
         if until == float("inf"):
             return False
@@ -300,9 +309,13 @@ class SimBackend:
         if rendezvous:
             self._push(self.t + rng.uniform(*READY_LATENCY), "ready", uid, spec.name)
         self._push(self.t + spec.active_deadline_seconds, "deadline", uid, spec.name)
-        fault = first_fault(self.faults, spec, ("deleted", "evicted", "hang"))
+        fault = first_fault(self.faults, spec, ("deleted", "evicted", "hang", "early-exit"))
         if fault is not None and fault.mode == "hang":
             record.hung = True
+        elif fault is not None and fault.mode == "early-exit":
+            record.finish_at = self.t + fault.after
+            self._push(record.finish_at, "finish", uid, spec.name)
+            return
         elif fault is not None:
             self._push(self.t + fault.after, fault.mode, uid, spec.name)
         if rendezvous or record.hung:

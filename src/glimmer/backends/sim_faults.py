@@ -9,7 +9,9 @@ from typing import Literal
 
 from glimmer.engine.backend import ExecutionSpec
 
-FaultMode = Literal["deleted", "evicted", "unschedulable", "image-pull", "hang", "log-unreadable"]
+FaultMode = Literal[
+    "deleted", "evicted", "unschedulable", "image-pull", "hang", "log-unreadable", "early-exit"
+]
 
 INSUFFICIENT_GPU = "0/1 nodes are available: Insufficient nvidia.com/gpu"
 EVICTED_MESSAGE = "The node was low on resource: memory."
@@ -17,7 +19,8 @@ EVICTED_MESSAGE = "The node was low on resource: memory."
 
 @dataclass(frozen=True)
 class ExecutionFault:
-    """One machinery fault. ``after`` is seconds after the execution started (deleted, evicted).
+    """One machinery fault. ``after`` is seconds after the execution started (deleted, evicted,
+    early-exit: the runner ends then, whatever its role or duration).
     ``message`` overrides the scheduler's (unschedulable) or kubelet's (image-pull) words."""
 
     mode: FaultMode
