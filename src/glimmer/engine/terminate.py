@@ -81,10 +81,17 @@ def terminal_path(ctx: Pass) -> Outcome:
     """Each pass over a terminal run: finish a teardown a crash interrupted, re-send an
     undelivered verdict, then wait for the TTL."""
     if FINALIZER in (ctx.run.metadata.finalizers or ()):
+        # A teardown a crash interrupted: finish it, and announce the verdict again (the
+        # envelope may never have gone out; the sinks deduplicate on its key).
         _stop_load(ctx)
         release_all(ctx)
         persist(ctx)
-        _drop_finalizer(ctx)
+        final = ctx.run.status.phase.value if ctx.run.status else "Error"
+        delivered = ctx.backend.deliver(ctx.delivery("RunPhaseChanged", final, final))
+        pending: dict[str, str | None] | None = (
+            None if delivered else {PENDING_DELIVERY_ANNOTATION: final}
+        )
+        _drop_finalizer(ctx, pending)
     annotations = ctx.run.metadata.annotations or {}
     phase = annotations.get(PENDING_DELIVERY_ANNOTATION)
     if phase is not None and ctx.backend.deliver(ctx.delivery("RunPhaseChanged", phase, phase)):
