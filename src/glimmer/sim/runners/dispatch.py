@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from glimmer.contract.kinds import kind_spec
 from glimmer.sim.runners import gemm, gpu_load, host, memory, network
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
+from glimmer.sim.runners.node import view
 from glimmer.sim.twin import FleetSim
 
 Runner = Callable[[FleetSim, RunnerCall], RunnerOutput]
+
+# What a pod that never started its command exits with (the kubelet's StartError, §3.1).
+START_ERROR_EXIT = 128
 
 _RUNNERS: dict[str, Runner] = {
     "clockprobe": gpu_load.clockprobe,
@@ -42,4 +47,16 @@ def simulate_runner(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     if runner is None:
         message = f'SIM_RUNNER_ERROR: the simulator has no runner for kind "{call.kind}"\n'
         return RunnerOutput(message, 3, 0.0)
+    if _runtime_missing(twin, call):
+        return RunnerOutput("", START_ERROR_EXIT, 0.0)
     return runner(twin, call)
+
+
+def _runtime_missing(twin: FleetSim, call: RunnerCall) -> bool:
+    """An NVIDIA image on a node whose GPU operator operands are down cannot even start: the
+    container runtime's NVIDIA hook fails before the runner runs (StartError)."""
+    spec = kind_spec(call.kind)
+    if spec is None or spec.image_vendor != "nvidia":
+        return False
+    nv = view(twin, call.node, call.started_at)
+    return nv is not None and nv.level("gpu_operand_unavailable") > 0

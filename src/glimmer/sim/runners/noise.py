@@ -27,11 +27,11 @@ class Jitter:
 
     def rel(self, value: float, sigma: float) -> float:
         """``value`` times (1 + N(0, sigma)), clipped at ±3σ so a figure never wanders off."""
-        z = float(np.clip(self.rng.standard_normal(), -3.0, 3.0))
+        z = min(3.0, max(-3.0, float(self.rng.standard_normal())))
         return value * (1.0 + sigma * z)
 
     def abs(self, value: float, sigma: float) -> float:
-        z = float(np.clip(self.rng.standard_normal(), -3.0, 3.0))
+        z = min(3.0, max(-3.0, float(self.rng.standard_normal())))
         return value + sigma * z
 
     def uniform(self, lo: float, hi: float) -> float:
