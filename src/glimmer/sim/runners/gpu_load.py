@@ -33,15 +33,19 @@ SOAK_MATRIX_N = 8192
 GEMM_TFLOP = 2.0 * SOAK_MATRIX_N**3 / 1e12  # one N^3 SGEMM, in TFLOP
 
 
-def _throttle(out: Stdout, thermal: bool, samples: int, window_s: float) -> int:
-    """Print the throttle evidence; returns throttleEvents."""
+def _throttle(
+    out: Stdout, thermal: bool, samples: int, window_s: float, per_reason: bool = True
+) -> int:
+    """Print the throttle evidence (clockprobe adds one sample counter per NVML reason);
+    returns throttleEvents."""
     events = 1 + int(window_s // 120) if thermal else 0
     latched = int(samples * 0.6) if thermal else 0
     mask = 0
     for name, bit in REASONS:
         n = latched if name in THERMAL_REASONS else 0
         mask |= bit if n else 0
-        out.kv(f"{name}Samples", n)
+        if per_reason:
+            out.kv(f"{name}Samples", n)
     out.kv("throttledSamples", latched)
     out.kv("throttleReasonsMask", mask)
     out.kv("throttleReasons", ",".join(THERMAL_REASONS) if thermal else "none")
@@ -202,9 +206,11 @@ def _soak_reading(
         "ratedBoostClockMHz": dev.part.rated_boost_mhz,
         "gpuUtilizationPct": jit.uniform(98.0, 100.0),
         "memUtilizationPct": jit.uniform(20.0, 35.0),
-        "peak_temp_c": temp + jit.uniform(0.5, 2.0),
+        ("gpuTempC" if gpu_burn else "peak_temp_c"): temp + jit.uniform(0.5, 2.0),
         "meanTempC": temp,
-        "peak_power_w": min(dev.limit_w, jit.rel(lp.power_w, 0.01) * 1.03),
+        ("powerDrawW" if gpu_burn else "peak_power_w"): min(
+            dev.limit_w, jit.rel(lp.power_w, 0.01) * 1.03
+        ),
         "meanPowerW": min(dev.limit_w * 0.99, jit.rel(lp.power_w, 0.01)),
     }
     if dev.part.mem_clock_mhz is not None:
@@ -286,7 +292,7 @@ def _soak_final(
     )  # fmt: skip
     if not ecc:
         out.na("eccErrors")
-    events = _throttle(out, thermal, int((seconds - warmup) * 4), seconds)
+    events = _throttle(out, thermal, int((seconds - warmup) * 4), seconds, per_reason=False)
     out.kv("throttle_count" if not gpu_burn else "throttleEvents", events)
     out.kv("powerCapEvents", 0)
     out.kv("gemmActiveS", seconds - warmup, 1)
@@ -322,7 +328,7 @@ def _soak_final(
             f"device {readings[worst].device.slot} sustained {pct:.2f}% < {clock_floor:g}%",
             elapsed,
         )
-    peak = max(float(r.values["peak_temp_c"]) for r in readings)
+    peak = max(float(r.values["peak_temp_c"]) for r in readings)  # thermal-soak's key
     if ceiling > 0 and peak > ceiling:
         return out.failed(f"peak temperature {peak:.1f} C > {ceiling:g} C", elapsed)
     return out.passed(elapsed)

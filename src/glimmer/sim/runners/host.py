@@ -111,6 +111,9 @@ def host_health(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     out.kv("host_health_stage", "kernel-log")
     if has_kmsg(call.spec):
         xids, _ = xid_events(nv, nv.visible, window)
+        for dev in nv.devices:
+            if not dev.present:  # the kernel line the scan matched, as evidence
+                out.text(f"kmsg: NVRM: Xid (PCI:{dev.pci_bus_id}): 79, GPU has fallen off the bus.")
         out.kv("xid_source", "kmsg")
         out.kv("xid_count", xids)
         out.kv("xid_preexisting", 0)
