@@ -102,6 +102,7 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     out.kv("sampleWindowS", sampled, 1)
     identity(out, got.allocated[0])
     readings: list[Reading] = []
+    labels: list[tuple[str, str, bool]] = []  # per device: floor basis, class, wedge
     failed: list[str] = []
     for dev in got.allocated:
         if dev.part is None:
@@ -143,9 +144,13 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         v["rated_boost_clock_mhz"] = rated
         applied = thermal_floor if (lp.thermal and temp >= thermal_temp) else floor
         v["clockFloorAppliedPct"] = applied
-        v["clockFloorBasis"] = "thermal" if applied != floor else "general"
-        v["throttleClassification"] = "thermal" if lp.thermal else "none"
-        v["pdWedgeSuspected"] = "true" if (lp.pinned and not lp.thermal) else "false"
+        labels.append(
+            (
+                "thermal" if applied != floor else "general",
+                "thermal" if lp.thermal else "none",
+                lp.pinned and not lp.thermal,
+            )
+        )
         dec = {"sm_clock_mhz": 0, "mem_clock_mhz": 0, "rated_boost_clock_mhz": 0}
         readings.append(Reading(dev, v, dec))
         if pct < applied:
@@ -160,6 +165,10 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
                  "fmaThroughputSpreadPct": "sustainedFmaThroughputTflops"},
     )  # fmt: skip
     wdev = got.allocated[worst]
+    # Labels describe the device behind the gated figure; a wedge anywhere is worth saying.
+    out.kv("clockFloorBasis", labels[worst][0])
+    out.kv("throttleClassification", labels[worst][1])
+    out.kv("pdWedgeSuspected", any(w for _, _, w in labels))
     thermal_any = any(under_load(nv, d).thermal for d in got.allocated)
     events = _throttle(out, thermal_any, int(sampled * 10), window)
     out.kv("throttleEvents", events)

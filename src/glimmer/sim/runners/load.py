@@ -50,6 +50,9 @@ def under_load(view: NodeView, dev: Device, load: float = 1.0) -> LoadPoint:
     pf = idle + (1.0 - idle) * load * clock
     temp = temperature(pf)
     slowdown = dev.part.slowdown_c if dev.part is not None else DEFAULT_SLOWDOWN_C
+    if ic > 0.0:
+        # It sheds work because it sits at its limit: the sensor reads the onset.
+        temp = max(temp, slowdown - 0.5)
     if temp > slowdown:
         # Clock down until the heat balances at the slowdown temperature.
         heat_per_pf = op["rise_c"] + THERMAL_PASTE_RISE_C * paste
