@@ -3,8 +3,17 @@ pool and rack labels), and its runner is the simulated runner over the fleet's s
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.sim import Runner, RunnerReply, RunnerRequest, SimBackend
+from glimmer.backends.sim_faults import ExecutionFault
 from glimmer.engine.backend import NodeView
 from glimmer.fleet.topology import Topology
+from glimmer.sim.runners import RunnerCall, simulate_runner
+from glimmer.sim.twin import FleetSim
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MODEL_LABEL = "glimmer.ai/gpu-model"
@@ -38,3 +47,52 @@ def fleet_nodes(topo: Topology) -> list[NodeView]:
             )
         )
     return out
+
+
+def fleet_runner(twin: FleetSim) -> Runner:
+    """The simulated runners over ``twin``: each finished execution's stdout and exit code come
+    from the fleet's state when it started (faults, load, noise)."""
+    epoch = twin.epoch
+
+    def run(request: RunnerRequest) -> RunnerReply:
+        spec = request.spec
+        call = RunnerCall(
+            kind=spec.kind,
+            scope=spec.scope,
+            nodes=spec.unit_nodes,
+            node=spec.node,
+            role=spec.role if spec.role in ("server", "client") else "",
+            rank=spec.rank,
+            nranks=spec.nranks,
+            env=dict(spec.env),
+            duration_seconds=spec.duration_seconds,
+            attempt=spec.attempt,
+            spec=spec.test_spec,
+            started_at=request.started.timestamp() - epoch,
+            seed=request.seed,
+        )
+        out = simulate_runner(twin, call)
+        return RunnerReply(out.stdout, out.exit_code)
+
+    return run
+
+
+def fleet_backend(
+    twin: FleetSim,
+    *,
+    seed: int = 0,
+    faults: Sequence[ExecutionFault] = (),
+    profiles: Mapping[str, BurnInProfile] | None = None,
+    tests: Mapping[str, BurnInTestSpec] | None = None,
+) -> SimBackend:
+    """A simulator backend whose nodes are ``twin``'s fleet and whose clock starts at the
+    twin's epoch; hardware faults live in the twin, machinery faults in ``faults``."""
+    return SimBackend(
+        fleet_nodes(twin.topo),
+        runner=fleet_runner(twin),
+        seed=seed,
+        start=datetime.fromtimestamp(twin.epoch, tz=UTC),
+        faults=faults,
+        profiles=profiles,
+        tests=tests,
+    )

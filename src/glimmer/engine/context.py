@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.result import TestResult
@@ -43,6 +44,9 @@ class Pass:
     awaiting_start: bool = False
     checkpoint_due: bool = False
     on_written: Callable[[BurnInRun, Book], None] | None = None
+    # Units a pass found with nothing to do, kept by the engine between its own passes and
+    # reused only for the identical result and execution objects (see node_unit).
+    quiet: dict[tuple[str, str], tuple[Any, Any, datetime]] = field(default_factory=dict)
     cap: int = field(init=False)
     cutoffs: dict[str, datetime] = field(default_factory=dict)
     in_flight_intervals: list[int] = field(default_factory=list)

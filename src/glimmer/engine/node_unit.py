@@ -3,9 +3,12 @@ until the verdict layer settles the result."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.result import TestResult
 from glimmer.api.threshold import to_contract
+from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
@@ -14,7 +17,13 @@ from glimmer.engine.harvest import harvest_execution, waiting_detail
 from glimmer.engine.names import execution_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
-from glimmer.engine.unit import lost_execution, overdue, record_lost, record_machinery_error
+from glimmer.engine.unit import (
+    lost_execution,
+    overdue,
+    record_lost,
+    record_machinery_error,
+    window_seconds,
+)
 from glimmer.plan.images import ImageError
 from glimmer.plan.slots import may_start
 from glimmer.verdict import apply_log_fetch_rule
@@ -36,12 +45,44 @@ def _observed(result: TestResult, attempt: int, name: str) -> bool:
     return last.attempt == attempt and last.pod_name == name and last.started_at is not None
 
 
+def _remember_quiet(
+    ctx: Pass, test: PlannedTest, node: str, result: TestResult | None, execution: Execution
+) -> None:
+    """Note that visiting this unit changed nothing, and until when that stays true with the
+    same result and execution: its overdue instant or its next checkpoint, whichever is first.
+    Only the very same objects can reuse the note, so a fresh engine simply visits."""
+    until = execution.created_at + timedelta(seconds=window_seconds(test))
+    interval = test.spec.checkpoint_interval_seconds or 0
+    if interval > 0 and result is not None:
+        last = result.last_checkpoint_at or result.started_at
+        if last is not None:
+            until = min(until, last + timedelta(seconds=interval))
+    ctx.quiet[(test.name, node)] = (result, execution, until)
+
+
+def _still_quiet(ctx: Pass, test: PlannedTest, node: str, result: TestResult | None) -> bool:
+    note = ctx.quiet.get((test.name, node))
+    if note is None or note[0] is not result or ctx.now >= note[2]:
+        return False
+    seen: Execution = note[1]
+    if ctx.executions.get(seen.name) is not seen:
+        return False
+    ctx.running = True
+    if not seen.started:
+        ctx.awaiting_start = True
+    if test.spec.checkpoint_interval_seconds:
+        ctx.in_flight_intervals.append(test.spec.checkpoint_interval_seconds)
+    return True
+
+
 def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
     """Advance the unit of ``test`` on ``node``; True when it had anything in flight, waiting
     or harvested this pass."""
     result = ctx.book.get(test.name, node)
     if result is not None and is_terminal(result):
         return False
+    if _still_quiet(ctx, test, node, result):
+        return True
     if result is None and node not in ctx.busy and (not ctx.launch or len(ctx.busy) >= ctx.cap):
         # Nothing started here and nothing may start: waiting for a slot (or for resume).
         ctx.pending = True
@@ -75,12 +116,16 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
             ctx.condemn(execution)
         elif not execution.started:
             ctx.running = ctx.awaiting_start = True
+            _remember_quiet(ctx, test, node, result, execution)
         else:
+            before = result
             if result is None or not _observed(result, attempt, name):
                 result = observe(ctx, test, nodes, attempt, name, execution.started_at or ctx.now)
             if test.spec.checkpoint_interval_seconds:
                 maybe_checkpoint(ctx, test, result, execution)
             ctx.running = True
+            if ctx.book.get(test.name, node) is before:
+                _remember_quiet(ctx, test, node, before, execution)
         return True
     harvest = harvest_execution(ctx.backend, execution)
     parsed = apply_log_fetch_rule(

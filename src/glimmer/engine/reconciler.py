@@ -9,6 +9,8 @@ given only the stored run carries on where another stopped.
 from __future__ import annotations
 
 from collections import OrderedDict
+from datetime import datetime
+from typing import Any
 
 from glimmer.api.pinned import PlanDocument, PlanError, decode_plan
 from glimmer.api.result import TestResult
@@ -42,6 +44,7 @@ class Engine:
         self._start = start_fn or _default_start()
         self._plans: OrderedDict[str, PlanDocument] = OrderedDict()
         self._index: dict[str, tuple[list[TestResult], Index]] = {}
+        self._quiet: dict[str, dict[tuple[str, str], tuple[Any, Any, datetime]]] = {}
         self.passes = 0
 
     def _plan(self, value: str) -> PlanDocument:
@@ -72,6 +75,7 @@ class Engine:
                 run.metadata.namespace or "default", run.name, run.metadata.uid or ""
             ),
             on_written=self._remember,
+            quiet=self._quiet.setdefault(run.metadata.uid or "", {}),
         )
         ctx.cordoned = set(status.cordoned_nodes or ())
         return ctx
