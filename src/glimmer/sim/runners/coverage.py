@@ -171,14 +171,22 @@ def _healthy_units(spec: BurnInTestSpec, nodes: Sequence[str]) -> list[tuple[str
     return [(n,) for n in nodes]
 
 
+# How one built-in test is settled on one unit: the simulated runners through the verdict
+# rules (harness.run_unit) today; a run through the engine on the simulator backend can stand
+# in with the same signature.
+UnitRunner = Callable[[FleetSim, str, BurnInTestSpec, Sequence[str]], UnitResult]
+
+
 def run_tests(
-    twin: FleetSim, units_of: Callable[[BurnInTestSpec], list[tuple[str, ...]]]
+    twin: FleetSim,
+    units_of: Callable[[BurnInTestSpec], list[tuple[str, ...]]],
+    runner: UnitRunner = run_unit,
 ) -> list[UnitResult]:
     """Every built-in test (each once, whichever profiles share it) on the units given."""
     out = []
     for name, spec in builtins().tests.items():
         for unit in units_of(spec):
-            out.append(run_unit(twin, name, spec, unit))
+            out.append(runner(twin, name, spec, unit))
     return out
 
 
@@ -268,7 +276,7 @@ def _probe(det: CoverageDetector, scenario: Scenario, sick: FleetSim, well: Flee
     return f"{det.kind} ({scope}) {seen}: {det.metric}={a} vs healthy {b}, {got.outcome.phase}"
 
 
-def cover(mode_name: str) -> ModeResult:
+def cover(mode_name: str, runner: UnitRunner = run_unit) -> ModeResult:
     """Inject one mode alone and settle every built-in test around it."""
     mode = MODE_BY_NAME[mode_name]
     scenario = SCENARIO_BY_MODE[mode_name]
@@ -279,9 +287,9 @@ def cover(mode_name: str) -> ModeResult:
     def affected_units(spec: BurnInTestSpec) -> list[tuple[str, ...]]:
         return _units(spec, scenario.affected, scenario.peer)
 
-    affected = run_tests(sick, affected_units)
-    baseline = {(r.test, r.nodes): r for r in run_tests(well, affected_units)}
-    healthy = run_tests(sick, lambda s: _healthy_units(s, scenario.healthy))
+    affected = run_tests(sick, affected_units, runner)
+    baseline = {(r.test, r.nodes): r for r in run_tests(well, affected_units, runner)}
+    healthy = run_tests(sick, lambda s: _healthy_units(s, scenario.healthy), runner)
     results = []
     for det in detectors(mode):
         status, evidence = _judge(det, affected, baseline)
@@ -290,8 +298,8 @@ def cover(mode_name: str) -> ModeResult:
     return ModeResult(mode, scenario, tuple(affected), tuple(healthy), tuple(results), baseline)
 
 
-def cover_all() -> list[ModeResult]:
-    return [cover(m.name) for m in MODES]
+def cover_all(runner: UnitRunner = run_unit) -> list[ModeResult]:
+    return [cover(m.name, runner) for m in MODES]
 
 
 def problems(result: ModeResult) -> list[str]:
@@ -330,7 +338,9 @@ class HealthySweep:
     by_test: dict[str, int]
 
 
-def healthy_sweep(gpus: int = 4096, seed: int = 11) -> HealthySweep:
+def healthy_sweep(
+    gpus: int = 4096, seed: int = 11, runner: UnitRunner | None = None
+) -> HealthySweep:
     """Every built-in test on every node of a healthy generated HGX fleet (pairs: neighbours),
     with measurement noise; nothing may settle other than Passed."""
     topo = build(generate_fleet(gpus, "hgx", f"healthy-{gpus}"), source="generated")
@@ -346,7 +356,11 @@ def healthy_sweep(gpus: int = 4096, seed: int = 11) -> HealthySweep:
         else:
             unit_list = [(h,) for h in hosts]
         for unit in unit_list:
-            r = run_unit(twin, name, spec, unit, seed=seed)
+            r = (
+                runner(twin, name, spec, unit)
+                if runner is not None
+                else run_unit(twin, name, spec, unit, seed=seed)
+            )
             units += 1
             counts[name] = counts.get(name, 0) + 1
             if r.outcome.phase is not Phase.PASSED:
