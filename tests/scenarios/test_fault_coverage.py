@@ -18,17 +18,29 @@ from pathlib import Path
 
 import pytest
 
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun
+from glimmer.backends.sim_driver import run_to_completion
+from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.contract.vocab import Phase
+from glimmer.engine.reconciler import Engine
+from glimmer.plan.builtin import builtin_profile
+from glimmer.sim.faults import Fault
 from glimmer.sim.modes import MODES
 from glimmer.sim.runners.coverage import (
+    AI_FACTORY,
     SCENARIO_BY_MODE,
     HealthySweep,
     ModeResult,
     cover,
     healthy_sweep,
     problems,
+    topology,
 )
 from glimmer.sim.runners.coverage_doc import REGENERATE, render
 from glimmer.sim.runners.detectors import ADDED, OUTSIDE_BUILTINS, REMOVED
+from glimmer.sim.runners.harness import builtins
+from glimmer.sim.twin import FleetSim
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fault-coverage.md"
 
@@ -76,3 +88,56 @@ def test_the_coverage_document_is_current() -> None:
     text = render([_covered(m.name) for m in MODES], _healthy())
     current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
     assert current == text, f"docs/fault-coverage.md is stale; regenerate it with: {REGENERATE}"
+
+
+def _engine_run(profile: str, targets: list[str], twin_faults: list[Fault]) -> BurnInRun:
+    topo = topology(AI_FACTORY)
+    twin = FleetSim(topo, twin_faults)
+    backend = fleet_backend(
+        twin, seed=3, tests=builtins().tests, profiles={profile: builtin_profile_or_fail(profile)}
+    )
+    run = BurnInRun.model_validate(
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInRun",
+            "metadata": {"name": "coverage", "namespace": "default"},
+            "spec": {
+                "profileRef": profile,
+                "maxConcurrentNodes": 64,
+                "target": {"nodeNames": targets},
+            },
+        }
+    )
+    return run_to_completion(backend, Engine(backend), run)
+
+
+def builtin_profile_or_fail(name: str) -> BurnInProfile:
+    found = builtin_profile(name)
+    assert found is not None, name
+    return found
+
+
+def test_the_engine_on_the_simulator_finds_the_demo_faults() -> None:
+    """Engine level: acceptance over all of ai-factory and pair-network over one link, with
+    the demo's two planted faults; only the planted node and link fail, by the expected
+    test and metric."""
+    planted = [
+        Fault("gpu_low_pstate", "gpu:hgx-node-0001/3"),
+        Fault("nic_degraded", "nic:nvl-node-0004/eth1"),
+    ]
+    hosts = [n.hostname for n in topology(AI_FACTORY).nodes]
+    acceptance = _engine_run("acceptance", hosts, planted)
+    assert acceptance.status is not None and acceptance.status.phase is Phase.FAILED
+    failed = [r for r in acceptance.status.results or [] if r.phase is not Phase.PASSED]
+    assert [(r.nodes, r.name) for r in failed] == [(["hgx-node-0001"], "sustained-clock")]
+    assert "sustained" in (failed[0].message or "")
+
+    link = _engine_run("pair-network", ["nvl-node-0005", "nvl-node-0004"], planted)
+    assert link.status is not None and link.status.phase is Phase.FAILED
+    metrics = {
+        v.metric
+        for r in link.status.results or []
+        if r.phase is Phase.FAILED
+        for v in r.violations or []
+    }
+    assert {"bandwidthGbps", "busBandwidthGBs"} <= metrics
