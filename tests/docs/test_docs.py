@@ -75,10 +75,9 @@ def anchors(page: Path) -> set[str]:
 
 def links(page: Path) -> list[str]:
     """Link targets in the prose of ``page`` (code spans and fenced blocks are examples)."""
-    targets: list[str] = []
-    for line in _split(page)[0]:
-        targets += _LINK.findall(_CODE_SPAN.sub("", line))
-    return targets
+    # Link text may wrap onto the next line, so the prose is searched as one text.
+    prose = "\n".join(_CODE_SPAN.sub("", line) for line in _split(page)[0])
+    return _LINK.findall(prose)
 
 
 def invocations(page: Path) -> list[list[str]]:
