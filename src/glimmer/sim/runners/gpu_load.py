@@ -7,7 +7,7 @@ from glimmer.sim.runners.call import RunnerCall, RunnerOutput
 from glimmer.sim.runners.common import duration, has_kmsg
 from glimmer.sim.runners.devices import Reading, emit_fold
 from glimmer.sim.runners.emit import Stdout
-from glimmer.sim.runners.figures import gb10_clock_pct
+from glimmer.sim.runners.figures import gb10_clock_pct, gb10_clockprobe_pct
 from glimmer.sim.runners.gpu_common import (
     ECC_UNCORRECTABLE_RATE,
     SDC_RATE,
@@ -108,7 +108,9 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         if dev.part is None:
             return out.skipped(f"no rated boost clock for {dev.name}", 0.5)
         lp = under_load(nv, dev)
-        healthy = gb10_clock_pct(window) if dev.sku.key == "gb10_128gb" else dev.part.fma_clock_pct
+        healthy = (
+            gb10_clockprobe_pct(window) if dev.sku.key == "gb10_128gb" else dev.part.fma_clock_pct
+        )
         pct = min(100.0, jit.rel(healthy * lp.clock_fraction, 0.004))
         lo = pct - jit.uniform(0.5, 2.5)
         hi = min(100.0, pct + jit.uniform(0.3, 1.5))
