@@ -151,6 +151,7 @@ class SimBackend:
         self.sinks_ok = True
         self.log_unavailable: set[str] = set()  # execution names whose log cannot be read
         self.events_processed = 0
+        self.touched: set[str] = set()  # run uids whose executions changed (cleared by drivers)
         self._rv = 0
         self._submitted = 0
         self._seq = 0
@@ -265,6 +266,8 @@ class SimBackend:
             return False
         getattr(self, f"_on_{event.kind}")(event.uid, record)
         self.events_processed += 1
+        if event.kind not in QUIET_EVENTS:
+            self.touched.add(event.uid)
         return True
 
     def advance_to(self, t: float) -> int:

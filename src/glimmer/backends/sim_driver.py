@@ -97,3 +97,48 @@ def run_to_completion(
     if backend.get_run(namespace, run.name) is None:
         run = backend.submit(run)
     return drive(backend, engine, namespace, run.name, progress=progress).run
+
+
+def drive_many(
+    backend: SimBackend,
+    engine: Engine,
+    names: list[tuple[str, str]],
+    *,
+    progress: Callable[[SimBackend], None] | None = None,
+) -> Drive:
+    """Drive several runs side by side: a run is reconciled when it asked to be, or when one of
+    its executions changed. Returns the last run, the passes over all runs, the events applied
+    and the simulated seconds until every run settled."""
+    start_t, start_events = backend.t, backend.events_processed
+    wake: dict[tuple[str, str], float] = dict.fromkeys(names, backend.t)
+    uid_of: dict[str, tuple[str, str]] = {}
+    passes = 0
+    last: BurnInRun | None = None
+    while wake:
+        due = [key for key, at in wake.items() if at <= backend.t]
+        due += [uid_of[u] for u in backend.touched if u in uid_of and uid_of[u] in wake]
+        backend.touched.clear()
+        for key in dict.fromkeys(due):
+            if key not in wake:
+                continue
+            outcome = engine.reconcile(*key)
+            passes += 1
+            run = backend.get_run(*key)
+            if run is None or settled(run):
+                wake.pop(key, None)
+                last = run or last
+                continue
+            last = run
+            uid_of[run.metadata.uid or ""] = key
+            after = outcome.requeue_after
+            wake[key] = backend.t + after if after is not None else math.inf
+        if progress is not None:
+            progress(backend)
+        if not wake:
+            break
+        if min(wake.values()) <= backend.t:
+            continue
+        if not backend.advance(min(wake.values())):
+            break
+    assert last is not None
+    return Drive(last, passes, backend.events_processed - start_events, backend.t - start_t)

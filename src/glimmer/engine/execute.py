@@ -58,10 +58,9 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
     if len(settled) >= len(set(targets)):
         return False
     active = False
-    held = sorted(
-        (n for n in ctx.busy if n not in settled and n in ctx.target_order),
-        key=ctx.target_order.__getitem__,
-    )
+    order = ctx.target_order
+    held = [n for n in ctx.busy if n in order and n not in settled]
+    held.sort(key=order.__getitem__)
     for node in held:
         if advance_node(ctx, index, test, node):
             active = True
