@@ -14,6 +14,7 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.contract.vocab import Phase
+from glimmer.engine.backend import NodeView
 from glimmer.engine.context import Pass
 from glimmer.engine.keys import (
     CORDON_OWNER,
@@ -63,14 +64,26 @@ def set_conditions(current: list[Condition] | None, new: Sequence[Condition]) ->
     return out
 
 
+_INFO: dict[str, tuple[NodeView, NodeInfo]] = {}
+
+
+def _node_info(node: NodeView) -> NodeInfo:
+    """The planner's view of a node; converted once per node object (a sweep of many runs
+    starts each against the same fleet)."""
+    cached = _INFO.get(node.name)
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    info = NodeInfo(node.name, node.labels, node.unschedulable, node.annotations)
+    _INFO[node.name] = (node, info)
+    return info
+
+
 def start(ctx: Pass, decide: StartFn) -> Outcome:
     """Resolve, admit and pin — or refuse."""
     backend, run = ctx.backend, ctx.run
     profile = backend.get_profile(ctx.namespace, run.spec.profile_ref)
     tests = backend.get_tests(ctx.namespace)
-    nodes = [
-        NodeInfo(n.name, n.labels, n.unschedulable, n.annotations) for n in backend.list_nodes()
-    ]
+    nodes = [_node_info(n) for n in backend.list_nodes()]
     others = [r for r in backend.list_runs() if r.metadata.uid != run.metadata.uid]
     decision = decide(run, profile, tests, nodes, others, ctx.now)
     if isinstance(decision, Refused):
