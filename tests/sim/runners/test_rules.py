@@ -227,3 +227,15 @@ def test_cooling_and_paste_heat_throttle_and_slow(factory: Topology) -> None:
     pasted = run(paste, soak, PCIE)[1]
     assert pasted.verdict is FAIL and int(pasted.metrics["throttleEvents"]) > 0
     assert pasted.metrics["worstDeviceIndex"] == "1"
+
+
+def test_group_collective_runs_at_its_slowest_link(factory: Topology) -> None:
+    nodes = (HGX, HGX2, NVL, NVL2)
+    spec = spec_of("nccl", "Group")
+    slow = twin_with(factory, f"nic_degraded@nic:{NVL}/eth1")
+    rank0 = run(slow, spec, HGX, nodes=nodes, rank=0)[1]
+    assert float(rank0.metrics["busBandwidthGBs"]) < 25.0
+    locked = twin_with(factory, f"rdma_memlock_limit@node:{NVL2}")
+    out, parsed = run(locked, spec, HGX, nodes=nodes, rank=0)
+    assert out.exit_code == 3 and NVL2 in parsed.message
+    assert run(locked, spec, NVL2, nodes=nodes, rank=3)[0].exit_code == 3
