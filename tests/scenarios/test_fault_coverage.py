@@ -120,7 +120,7 @@ def builtin_profile_or_fail(name: str) -> BurnInProfile:
 def test_the_engine_on_the_simulator_finds_the_demo_faults() -> None:
     """Engine level: acceptance over all of ai-factory and pair-network over one link, with
     the demo's two planted faults; only the planted node and link fail, by the expected
-    test and metric."""
+    test and metric (at Node scope the degraded port shows as link retrains)."""
     planted = [
         Fault("gpu_low_pstate", "gpu:hgx-node-0001/3"),
         Fault("nic_degraded", "nic:nvl-node-0004/eth1"),
@@ -129,8 +129,16 @@ def test_the_engine_on_the_simulator_finds_the_demo_faults() -> None:
     acceptance = _engine_run("acceptance", hosts, planted)
     assert acceptance.status is not None and acceptance.status.phase is Phase.FAILED
     failed = [r for r in acceptance.status.results or [] if r.phase is not Phase.PASSED]
-    assert [(r.nodes, r.name) for r in failed] == [(["hgx-node-0001"], "sustained-clock")]
-    assert "sustained" in (failed[0].message or "")
+    assert sorted((r.nodes, r.name) for r in failed) == [
+        (["hgx-node-0001"], "sustained-clock"),
+        (["nvl-node-0004"], "host-fault-counters"),
+    ]
+    by_test = {r.name: r for r in failed}
+    assert "sustained" in (by_test["sustained-clock"].message or "")
+    # host-health gates its own fault counters: a runner-declared Fail, named in its message.
+    nic = by_test["host-fault-counters"]
+    assert "nic_link_down=1" in (nic.message or "")
+    assert (nic.metrics or {}).get("nicLinkDownEvents") == "1"
 
     link = _engine_run("pair-network", ["nvl-node-0005", "nvl-node-0004"], planted)
     assert link.status is not None and link.status.phase is Phase.FAILED

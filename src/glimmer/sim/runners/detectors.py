@@ -73,6 +73,8 @@ ADDED: tuple[Edit, ...] = (
          "the collective's ring runs at the flapping link's mean rate"),
     Edit("nic_degraded", CoverageDetector("nccl", "busBandwidthGBs", "Pair"),
          "NCCL over one NIC scales with the port's rate"),
+    Edit("nic_degraded", CoverageDetector("host-health", "nicLinkDownEvents"),
+         "the port keeps retraining to a lower rate; each retrain is a link-down transition"),
     Edit("rdma_memlock_limit", CoverageDetector("gpudirect-rdma", None),
          "Error: the same memlock check as ib-write-bw"),
     Edit("gpu_thermal_paste_degraded", CoverageDetector("thermal-soak", "throttleEvents"),

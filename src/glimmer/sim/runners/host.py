@@ -32,7 +32,8 @@ def _idle_temp(nv: NodeView) -> float:
 def _nic_down_events(nv: NodeView, seconds: float) -> tuple[int, int, int]:
     """(NIC ports, ports up, link-down events in the window). A port found down counts one
     event (the runner reads the link state, and a port that is down was brought down); a
-    flapping port goes down once a minute."""
+    flapping port goes down once a minute; a degraded port keeps retraining to a lower rate,
+    and each retrain takes the link down once in the window."""
     ports = up = events = 0
     for nic in nv.node.nics:
         ports += 1
@@ -42,6 +43,9 @@ def _nic_down_events(nv: NodeView, seconds: float) -> tuple[int, int, int]:
             events += 1
         elif flap > 0:
             events += max(1, round(seconds / 60.0))
+            up += 1
+        elif nv.nic_level(nic.key, "nic_degraded") > 0:
+            events += 1
             up += 1
         else:
             up += 1
