@@ -54,18 +54,22 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
     cap allows. Launching adds to ``busy`` and holding nodes need no slot, so this makes the
     same decisions as one walk in target order, at the cost of the work there is."""
     settled = ctx.book.settled_nodes(test.name)
-    targets = ctx.plan.targets
-    if len(settled) >= len(set(targets)):
+    order = ctx.target_order
+    if len(settled) >= len(order):
         return False
     active = False
-    order = ctx.target_order
     held = [n for n in ctx.busy if n in order and n not in settled]
     held.sort(key=order.__getitem__)
     for node in held:
         if advance_node(ctx, index, test, node):
             active = True
+    if len(order) - len(settled) - len(held) <= 0:
+        return active  # every node has settled or is in hand
+    if not ctx.launch or len(ctx.busy) >= ctx.cap:
+        ctx.pending = True  # nodes still to start, no slot (or no launching) now
+        return True
     skip = settled | set(held)
-    for node in targets:
+    for node in ctx.plan.targets:
         if node in skip:
             continue
         if not ctx.launch or len(ctx.busy) >= ctx.cap:
