@@ -12,6 +12,7 @@ from glimmer.backends.sim import Runner, RunnerReply, RunnerRequest, SimBackend
 from glimmer.backends.sim_faults import ExecutionFault
 from glimmer.engine.backend import NodeView
 from glimmer.fleet.topology import Topology
+from glimmer.sim.device_facts import facts
 from glimmer.sim.runners import RunnerCall, simulate_runner
 from glimmer.sim.twin import FleetSim
 
@@ -26,7 +27,8 @@ SIM_OS = "Ubuntu 24.04 LTS (simulated)"
 
 def fleet_nodes(topo: Topology) -> list[NodeView]:
     """One node per fleet node, schedulable, unannotated."""
-    products = {sku.key: sku.product for sku in topo.models}
+    # GPU Feature Discovery's spelling of the driver-reported name (spaces become dashes).
+    products = {sku.key: facts(sku.key).model_name.replace(" ", "-") for sku in topo.models}
     out = []
     for node in topo.nodes:
         labels = {

@@ -74,5 +74,6 @@ def step(ctx: Pass) -> Outcome:
         return Outcome(None)  # everything reported: wait, non-terminal, cordons held
     if ctx.pending:
         persist(ctx)
+        _after_write(ctx)
         return Outcome(next_wake(ctx))
     return _finalize(ctx)
