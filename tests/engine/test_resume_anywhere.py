@@ -75,7 +75,9 @@ class CrashingBackend(SimBackend):
         return bool(self._guard(super().deliver, delivery))
 
 
-def scenario(points: set[int]) -> tuple[Any, CrashingBackend, int]:
+def node_world() -> Any:
+    """32 nodes: failures, retries, a never-scheduled, a deleted execution, an unreadable log,
+    repeats and a segmented soak, cap 8."""
     tests = {
         "burn": spec_of("gpu-burn", thresholds=[GATE_MISCOMPARES]),
         "twice": spec_of("memory-bw", repeatCount=2),
@@ -100,9 +102,38 @@ def scenario(points: set[int]) -> tuple[Any, CrashingBackend, int]:
     ]
     entries = [{"testRef": "burn"}, {"testRef": "twice"}, {"testRef": "soak"}]
     w = world(NODES, tests, entries, runner=runner, faults=faults, backend_cls=CrashingBackend)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=8, retryOnErrorLimit=1))
+    return w
+
+
+def link_and_collective_world() -> Any:
+    """A Pair whose first attempt errors at the server, and a Group whose first root never
+    schedules and whose second attempt hangs in a worker, with checkpoints on the collective."""
+    tests = {
+        "link": spec_of("ib-write-bw", scope="Pair"),
+        "ring": spec_of("nccl", scope="Group", checkpointIntervalSeconds=120),
+    }
+    runner = ScriptedRunner(default="bandwidthGbps=390\nbusBandwidthGBs=400").on(
+        reply("port down", 3), test="link", role="server", attempt=1
+    )
+    faults = [
+        ExecutionFault("unschedulable", test="ring", role="rank-0", attempt=1),
+        ExecutionFault("hang", test="ring", role="rank-1", attempt=2),
+    ]
+    entries = [{"testRef": "link"}, {"testRef": "ring"}]
+    w = world(3, tests, entries, runner=runner, faults=faults, backend_cls=CrashingBackend)
+    w.submit(
+        run_object(
+            targets=list(w.backend.nodes)[:2], maxConcurrentNodes=3, retryOnErrorLimit=2, name="run"
+        )
+    )
+    return w
+
+
+def scenario(points: set[int], build: Any = node_world) -> tuple[Any, CrashingBackend, int]:
+    w = build()
     backend: CrashingBackend = w.backend  # type: ignore[assignment]
     backend.points = set(points)
-    w.submit(run_object(targets=list(backend.nodes), maxConcurrentNodes=8, retryOnErrorLimit=1))
     crashes = 0
     engine = Engine(backend)
     for _ in range(100_000):
@@ -151,3 +182,18 @@ def test_killed_at_200_random_points_ends_exactly_like_an_uninterrupted_run() ->
     assert not [c for c in backend.creates if c.startswith("again")]
     assert len(set(backend.creates)) == len(set(clean_backend.creates))
     assert all(not n.unschedulable and not n.annotations for n in backend.nodes.values())
+
+
+def test_pair_and_group_units_resume_from_any_point() -> None:
+    clean, clean_backend, _ = scenario(set(), link_and_collective_world)
+    results = {r.name: r for r in clean.status.results}
+    assert [a.phase for a in results["link"].attempts] == [Phase.ERROR, Phase.PASSED]
+    assert results["ring"].error_retries == 2 and results["ring"].phase is Phase.PASSED
+    rng = random.Random(7)
+    total = clean_backend.step
+    for trial in range(3):
+        points = set(rng.sample(range(1, total + 1), min(40, total)))
+        resumed, backend, crashes = scenario(points, link_and_collective_world)
+        assert crashes > 0, trial
+        assert _fingerprint(resumed, backend) == _fingerprint(clean, clean_backend)
+        assert not [c for c in backend.creates if c.startswith("again")]

@@ -33,7 +33,6 @@ def maybe_checkpoint(
     interval = checkpoint_interval(test)
     if interval <= 0:
         return
-    ctx.in_flight_intervals.append(interval)
     last = result.last_checkpoint_at or result.started_at
     if last is None or (ctx.now - last).total_seconds() < interval:
         return

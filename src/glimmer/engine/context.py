@@ -89,6 +89,19 @@ class Pass:
                 return test.required
         return True
 
+    def in_flight(
+        self, test: PlannedTest, *, waiting: bool = False, rendezvous: bool = False
+    ) -> None:
+        """Note a unit of ``test`` in flight. Flags describe the state the pass leaves (not
+        what it did), so a pass resumed after a crash asks to be woken exactly as the pass it
+        replaces would have."""
+        self.running = True
+        self.awaiting_start |= waiting
+        self.rendezvous |= rendezvous
+        interval = test.spec.checkpoint_interval_seconds or 0
+        if interval > 0:
+            self.in_flight_intervals.append(interval)
+
     def condemn(self, execution: Execution | None) -> None:
         if execution is not None and execution.live:
             self.condemned[execution.name] = execution

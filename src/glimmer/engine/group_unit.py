@@ -85,7 +85,7 @@ def _start(
         cordon_node(ctx, node, test)
     ctx.backend.create_execution(spec)
     ctx.busy.update(targets)
-    ctx.running = ctx.rendezvous = ctx.awaiting_start = True
+    ctx.in_flight(test, waiting=True, rendezvous=True)
     return True
 
 
@@ -135,15 +135,13 @@ def _gather(
         record_machinery_error(ctx, test, targets, attempt, root.name, message, root)
         _condemn_all(ctx, ranks)
         return True
-    ctx.running = ctx.rendezvous = True
     if not root.started:
-        ctx.awaiting_start = True
+        ctx.in_flight(test, waiting=True, rendezvous=True)
         return True
-    observe(ctx, test, targets, attempt, root.name, root.started_at or ctx.now)
-    if not root.ready:
-        return True
-    if not ctx.launch:
-        ctx.pending = True
+    result = observe(ctx, test, targets, attempt, root.name, root.started_at or ctx.now)
+    if not root.ready or not ctx.launch:
+        ctx.in_flight(test, rendezvous=True)
+        ctx.pending |= root.ready  # Ready, but no new load while suspended or draining
         return True
     for rank, existing in enumerate(ranks):
         if existing is not None:
@@ -157,7 +155,8 @@ def _gather(
             _condemn_all(ctx, ranks)
             return True
         ctx.backend.create_execution(spec)  # no interlock re-check: paid at the root
-    ctx.awaiting_start = True
+    ctx.in_flight(test, waiting=True)
+    maybe_checkpoint(ctx, test, result, root)  # as a pass finding every rank would
     return True
 
 
@@ -186,9 +185,7 @@ def _decide(
             record_machinery_error(ctx, test, targets, attempt, ranks[0].name, message, ranks[0])
             _condemn_all(ctx, list(ranks))
             return True
-        ctx.running = True
-        if not all(r.started for r in ranks):
-            ctx.awaiting_start = True
+        ctx.in_flight(test, waiting=not all(r.started for r in ranks))
         result = observe(ctx, test, targets, attempt, ranks[0].name, ranks[0].started_at or ctx.now)
         if ranks[0].live:
             maybe_checkpoint(ctx, test, result, ranks[0])

@@ -67,11 +67,7 @@ def _still_quiet(ctx: Pass, test: PlannedTest, node: str, result: TestResult | N
     seen: Execution = note[1]
     if ctx.executions.get(seen.name) is not seen:
         return False
-    ctx.running = True
-    if not seen.started:
-        ctx.awaiting_start = True
-    if test.spec.checkpoint_interval_seconds:
-        ctx.in_flight_intervals.append(test.spec.checkpoint_interval_seconds)
+    ctx.in_flight(test, waiting=not seen.started)
     return True
 
 
@@ -107,7 +103,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
         cordon_node(ctx, node, test)
         ctx.backend.create_execution(spec)
         ctx.busy.add(node)
-        ctx.running = ctx.awaiting_start = True
+        ctx.in_flight(test, waiting=True)
         return True
     if execution.live:
         if overdue(ctx, test, execution):
@@ -115,7 +111,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
             record_machinery_error(ctx, test, nodes, attempt, name, message, execution)
             ctx.condemn(execution)
         elif not execution.started:
-            ctx.running = ctx.awaiting_start = True
+            ctx.in_flight(test, waiting=True)
             _remember_quiet(ctx, test, node, result, execution)
         else:
             before = result
@@ -123,7 +119,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
                 result = observe(ctx, test, nodes, attempt, name, execution.started_at or ctx.now)
             if test.spec.checkpoint_interval_seconds:
                 maybe_checkpoint(ctx, test, result, execution)
-            ctx.running = True
+            ctx.in_flight(test)
             if ctx.book.get(test.name, node) is before:
                 _remember_quiet(ctx, test, node, before, execution)
         return True

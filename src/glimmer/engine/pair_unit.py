@@ -88,7 +88,7 @@ def _start(
         cordon_node(ctx, node, test)
     ctx.backend.create_execution(spec)
     ctx.busy.update(both)
-    ctx.running = ctx.rendezvous = ctx.awaiting_start = True
+    ctx.in_flight(test, waiting=True, rendezvous=True)
     return True
 
 
@@ -120,15 +120,13 @@ def _gate(
         record_machinery_error(ctx, test, nodes, attempt, names[0], message, sv)
         ctx.condemn(sv)
         return True
-    ctx.running = ctx.rendezvous = True
     if not sv.started:
-        ctx.awaiting_start = True
+        ctx.in_flight(test, waiting=True, rendezvous=True)
         return True
     observe(ctx, test, nodes, attempt, names[0], sv.started_at or ctx.now)
-    if not sv.ready:
-        return True
-    if not ctx.launch:
-        ctx.pending = True  # no new load while suspended or draining
+    if not sv.ready or not ctx.launch:
+        ctx.in_flight(test, rendezvous=True)
+        ctx.pending |= sv.ready  # Ready, but no new load while suspended or draining
         return True
     try:
         spec = build_execution(
@@ -143,7 +141,7 @@ def _gate(
         ctx.condemn(sv)
         return True
     ctx.backend.create_execution(spec)  # the interlock was paid when the server started
-    ctx.awaiting_start = True
+    ctx.in_flight(test, waiting=True)
     return True
 
 
@@ -161,9 +159,8 @@ def _decide(
             ctx.condemn(sv)
             ctx.condemn(cl)
             return True
-        ctx.running = True
+        ctx.in_flight(test, waiting=not cl.started)
         if not cl.started:
-            ctx.awaiting_start = True
             return True
         result = observe(ctx, test, nodes, attempt, cl.name, sv.started_at or ctx.now)
         maybe_checkpoint(ctx, test, result, cl)
