@@ -77,13 +77,14 @@ class CrashingBackend(SimBackend):
 
 def node_world() -> Any:
     """32 nodes: failures, retries, a never-scheduled, a deleted execution, an unreadable log,
-    repeats and a segmented soak, cap 8."""
+    repeats, checkpoints and a segmented soak, cap 8."""
     tests = {
         "burn": spec_of("gpu-burn", thresholds=[GATE_MISCOMPARES]),
-        "twice": spec_of("memory-bw", repeatCount=2),
+        "twice": spec_of("memory-bw", repeatCount=2, checkpointIntervalSeconds=200),
         "soak": spec_of(
             "thermal-soak",
             durationSeconds=900,
+            checkpointIntervalSeconds=120,
             soak={"segmentSeconds": 300},
             thresholds=[{"metric": "gpuTempC", "comparison": "LessThanOrEqual", "value": "80"}],
         ),

@@ -228,6 +228,9 @@ class SimBackend:
         return table.by_name.get(name) if table is not None else None
 
     def delete_execution(self, namespace: str, name: str) -> None:
+        self._remove(name)
+
+    def _remove(self, name: str) -> None:
         uid = self._owner.get(name)
         if uid is None:
             return
@@ -363,7 +366,7 @@ class SimBackend:
         )
 
     def _on_deleted(self, uid: str, record: _Exec) -> None:
-        self.delete_execution(record.view.spec.namespace, record.view.name)
+        self._remove(record.view.name)  # deleted behind the engine's back
 
     def _on_evicted(self, uid: str, record: _Exec) -> None:
         self._terminate(uid, record, EVICTED_EXIT, reason="Evicted", message=EVICTED_MESSAGE)
