@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from glimmer.api.run import BurnInRun
 from glimmer.backends.sim import SimBackend
 from glimmer.contract.vocab import Phase
+from glimmer.engine.backend import BackendError
 from glimmer.engine.keys import FINALIZER, PENDING_DELIVERY_ANNOTATION
 from glimmer.engine.reconciler import Engine
 
 Progress = Callable[[BurnInRun, SimBackend], None]
+MAX_RETRIES = 100  # consecutive failed passes before the drive gives up
 TERMINAL = frozenset({Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.CANCELLED})
 
 
@@ -63,8 +65,17 @@ def drive(
     passes = 0
     immediate = 0
     run = backend.get_run(namespace, name)
+    conflicts = 0
     while run is not None:
-        outcome = engine.reconcile(namespace, name)
+        try:
+            outcome = engine.reconcile(namespace, name)
+        except BackendError:
+            # A lost write race or a transient failure: the pass is simply made again.
+            conflicts += 1
+            if conflicts > MAX_RETRIES:
+                raise
+            continue
+        conflicts = 0
         passes += 1
         run = backend.get_run(namespace, name) or run
         if progress is not None:
