@@ -18,8 +18,8 @@ from engine_world import (
 
 from glimmer.backends.sim_faults import ExecutionFault
 from glimmer.contract.vocab import Phase
-from glimmer.engine.backend import Conflict
-from glimmer.engine.keys import CORDON_OWNER, FINALIZER
+from glimmer.engine.backend import BackendError, Conflict
+from glimmer.engine.keys import CORDON_OWNER, FINALIZER, HEAT_EXPECTED
 
 PAIR = spec_of(
     "ib-write-bw",
@@ -450,3 +450,75 @@ def test_54_never_scheduled_execution_errors_with_the_schedulers_words() -> None
     log = w.backend.log
     deleted = next(i for i, (k, v) in enumerate(log) if k == "delete" and v == first.pod_name)
     assert any(k == "status" for k, _ in log[deleted - 1 : deleted])
+
+
+class FailsOneDelete(Recorder):
+    fail = True
+
+    def delete_execution(self, namespace: str, name: str) -> None:
+        if self.fail:
+            self.fail = False
+            raise BackendError("apiserver unavailable")
+        super().delete_execution(namespace, name)
+
+
+def test_53_a_failed_pod_deletion_is_swept_by_the_next_terminal_pass() -> None:
+    w = world(1, {"a": GATED_A}, [{"testRef": "a"}], backend_cls=FailsOneDelete)
+    w.submit(run_object(targets=["node-000"]))
+    for _ in range(3):
+        w.pass_()
+    _set_spec(w, cancel=True, cancel_policy="Immediate")
+    with pytest.raises(BackendError):
+        w.pass_()
+    run = w.run()
+    assert run.status.phase is Phase.CANCELLED and FINALIZER in run.metadata.finalizers
+    w.pass_()
+    assert not w.backend.executions("default", "run", run.metadata.uid).live()
+    assert FINALIZER not in (w.run().metadata.finalizers or ())
+    assert not w.backend.nodes["node-000"].unschedulable
+    w.pass_()
+    assert w.run().status.phase is Phase.CANCELLED  # never changed again
+
+
+def test_29_heat_extends_across_segments_and_foreign_markers_are_untouched() -> None:
+    soak = spec_of("thermal-soak", durationSeconds=900, soak={"segmentSeconds": 300})
+    w = world(2, {"s": soak}, [{"testRef": "s"}], runner=ScriptedRunner(default="elapsedS=300"))
+    foreign = "other/run/uid-x/2030-01-01T00:00:00Z"
+    w.backend.update_node("node-001", annotations={HEAT_EXPECTED: foreign})
+    w.submit(run_object(targets=TWO))
+    marks: list[str] = []
+
+    def watch(run: Any, backend: Any) -> None:
+        mark = backend.nodes["node-000"].annotations.get(HEAT_EXPECTED)
+        if mark and (not marks or marks[-1] != mark):
+            marks.append(mark)
+
+    w.drive(progress=watch)
+    expiries = [m.rsplit("/", 1)[1] for m in marks]
+    assert len(expiries) == 3 and expiries == sorted(expiries)  # one extension per segment
+    assert w.backend.nodes["node-001"].annotations.get(HEAT_EXPECTED) == foreign
+    assert HEAT_EXPECTED not in w.backend.nodes["node-000"].annotations
+
+
+def test_47_a_soak_checkpoint_publishes_fold_plus_window_and_never_the_aggregate() -> None:
+    soak = spec_of(
+        "thermal-soak",
+        durationSeconds=900,
+        checkpointIntervalSeconds=100,
+        soak={"segmentSeconds": 300},
+    )
+    w = world(1, {"s": soak}, [{"testRef": "s"}], runner=ScriptedRunner(default="elapsedS=300"))
+    w.submit(run_object(targets=["node-000"]))
+    shown: list[tuple[int, str, str]] = []
+
+    def watch(run: Any, backend: Any) -> None:
+        for r in (run.status.results if run.status else None) or ():
+            if r.phase is Phase.RUNNING and r.last_checkpoint_at and r.segments_completed:
+                agg = (r.aggregated_metrics or {}).get("elapsedS", "")
+                shown.append((r.segments_completed, agg, r.metrics["elapsedS"]))
+
+    w.drive(progress=watch)
+    assert shown
+    for completed, aggregate, published in shown:
+        assert aggregate == str(300 * completed)  # the fold counts finished windows only
+        assert published in (aggregate, str(300 * (completed + 1)))  # fold + window so far
