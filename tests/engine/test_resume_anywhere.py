@@ -183,6 +183,9 @@ def test_killed_at_200_random_points_ends_exactly_like_an_uninterrupted_run() ->
     assert not [c for c in backend.creates if c.startswith("again")]
     assert len(set(backend.creates)) == len(set(clean_backend.creates))
     assert all(not n.unschedulable and not n.annotations for n in backend.nodes.values())
+    # Every envelope but a checkpoint (never retried, §2.12a) went out at least once.
+    announced = {(d.reason, d.key) for d in clean_backend.deliveries if d.reason != "Checkpoint"}
+    assert announced <= {(d.reason, d.key) for d in backend.deliveries}
 
 
 def test_pair_and_group_units_resume_from_any_point() -> None:
