@@ -2,7 +2,7 @@
 
 Time moves only when the driver says so (:meth:`SimBackend.advance_to`), straight to the next
 event, so a four-hour soak on a thousand nodes settles in seconds — deterministically for a
-seed. An execution is created, scheduled and started a few seconds later, Ready shortly after,
+seed. An execution is created, scheduled and started about a second later, Ready shortly after,
 and terminates after its test's duration with seeded jitter (burst kinds in well under two
 minutes); its log and exit code then come from the runner the backend was given (on a fleet,
 the simulated runners over the fleet's state). Machinery faults (:mod:`.sim_faults`) delete,
@@ -46,9 +46,9 @@ from glimmer.engine.backend import (
     Rendezvous,
 )
 
-START_LATENCY = (1.0, 4.0)  # seconds from creation to a started container
-READY_LATENCY = (1.0, 3.0)  # seconds from start to Ready (rendezvous roles)
-JITTER = 0.02  # an execution runs its duration plus up to 2 %
+START_LATENCY = (0.3, 1.2)  # seconds from creation to a started container (image cached)
+READY_LATENCY = (0.2, 0.8)  # seconds from start to Ready (rendezvous roles)
+JITTER = 0.01  # an execution runs its duration plus up to 1 %
 MAX_OVERRUN = 60.0  # ... but never more than a minute past it
 BURST_SECONDS = (20.0, 90.0)  # burst-only kinds finish quickly whatever the duration says
 DEADLINE_EXIT = 143  # SIGTERM at activeDeadlineSeconds
