@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from glimmer.api.k8s import Condition
 from glimmer.api.pinned import PLAN_ANNOTATION, PlanError, decode_plan
@@ -65,13 +66,20 @@ def precedes(a: BurnInRun, b: BurnInRun) -> bool:
     return precedence_key(a) < precedence_key(b)
 
 
+@lru_cache(maxsize=4096)
+def _pinned_targets(annotation: str) -> tuple[str, ...]:
+    # Admission reads every other run's pinned plan each time a run starts; a plan never
+    # changes once pinned, so its targets are decoded once per annotation value.
+    return tuple(decode_plan(annotation).targets)
+
+
 def held_targets(run: BurnInRun, nodes: Sequence[NodeInfo]) -> list[str]:
     """The nodes ``run`` holds or will hold: its pinned plan's targets if it has a readable
     plan, else its selector re-resolved over ``nodes`` (selecting nothing overlaps nothing)."""
     pinned = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
     if pinned is not None:
         try:
-            return list(decode_plan(pinned).targets)
+            return list(_pinned_targets(pinned))
         except PlanError:
             # An unreadable plan will settle that run Error on its next pass; until then its
             # selector is the best account of where it may hold.
