@@ -202,11 +202,16 @@ class ExecutionIndex:
 
 @dataclass(frozen=True)
 class Delivery:
-    """An envelope the engine hands to the run's sinks (built in full by the sinks issue).
+    """What the engine hands to the run's sinks; the envelope itself is built from it by
+    :mod:`glimmer.sinks.envelope` (one assembler for every substrate).
 
     ``reason`` is ``RunPhaseChanged``, ``TestCompleted`` or ``Checkpoint``; ``key`` the
     idempotency key part (the phase, ``<test>/<node1>[+<node2>…]``, or the checkpoint
-    sequence); ``result`` the settled result for TestCompleted.
+    sequence); ``phase`` the transition's phase (the result's for TestCompleted);
+    ``result`` the settled result for TestCompleted. ``view`` is the run as the envelope
+    describes it: the pass's results and counters (the stored status lags the pass until its
+    write) and, for RunPhaseChanged, the phase being entered. ``sinks`` and ``baseline`` come
+    from the pinned plan (the spec's baseline before a plan was pinned).
     """
 
     reason: str
@@ -220,6 +225,7 @@ class Delivery:
     sequence: int | None = None
     result: TestResult | None = None
     at: datetime | None = None
+    view: BurnInRun | None = field(default=None, compare=False, repr=False)
 
 
 class Backend(Protocol):

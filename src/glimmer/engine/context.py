@@ -16,11 +16,14 @@ from typing import Any
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
+from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet
 from glimmer.engine.book import Book
+from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.plan.slots import effective_cap
 
 _ORDER: dict[int, tuple[PlanDocument, dict[str, int]]] = {}
+_PHASES = frozenset(p.value for p in Phase)
 
 
 @dataclass
@@ -115,6 +118,7 @@ class Pass:
         sequence: int | None = None,
         result: TestResult | None = None,
     ) -> Delivery:
+        pinned = PLAN_ANNOTATION in (self.run.metadata.annotations or {})
         return Delivery(
             reason=reason,
             namespace=self.namespace,
@@ -123,11 +127,26 @@ class Pass:
             key=key,
             phase=phase,
             sinks=tuple(self.plan.sinks or ()),
-            baseline=self.plan.baseline,
+            # The pinned plan decides; before a plan is pinned (a refusal) only the spec can.
+            baseline=self.plan.baseline if pinned else self.run.spec.baseline,
             at=self.now,
             sequence=sequence,
             result=result,
+            view=self._view(phase if reason == "RunPhaseChanged" else None),
         )
+
+    def _view(self, entering: str | None) -> BurnInRun:
+        """The run as an envelope sent now describes it. Results and counters come from the
+        book (TestCompleted and Running go out before the status write that records them); a
+        phase change shows the phase being entered. The list is copied: the book keeps
+        changing after this delivery was made."""
+        update: dict[str, object] = {
+            "results": list(self.book.results) or None,
+            **self.book.counters(),
+        }
+        if entering is not None and entering in _PHASES:
+            update["phase"] = Phase(entering)
+        return self.run.model_copy(update={"status": self.book.base.model_copy(update=update)})
 
 
 def planned(plan: PlanDocument) -> list[tuple[int, PlannedTest]]:
