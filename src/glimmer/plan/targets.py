@@ -47,6 +47,16 @@ def resolve_targets(target: TargetSelector, nodes: Sequence[NodeInfo]) -> list[s
     raise TargetError(NOTHING_SELECTED)
 
 
+def unknown_node_names(target: TargetSelector, nodes: Sequence[NodeInfo]) -> list[str]:
+    """The ``nodeNames`` of ``target`` that are not among ``nodes``, in the order given.
+
+    The engine would only find them unschedulable after the scheduling grace; a caller that
+    knows the whole node list (a CLI over a declared fleet) refuses them at once instead.
+    """
+    known = {node.name for node in nodes}
+    return [name for name in dict.fromkeys(target.node_names or ()) if name not in known]
+
+
 def resolve_quietly(target: TargetSelector, nodes: Sequence[NodeInfo]) -> list[str]:
     """The targets, or none when they do not resolve (another run's selector that selects
     nothing overlaps nothing)."""
