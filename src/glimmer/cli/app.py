@@ -11,7 +11,7 @@ import sys
 import typer
 
 from glimmer import __version__
-from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, resources
+from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, resources, run_cmd
 from glimmer.errors import InputError, InputErrors
 
 app = typer.Typer(
@@ -38,6 +38,7 @@ def _root(
     """glimmer: burn-in, certification and a simulated fleet, with fail-closed verdicts."""
 
 
+run_cmd.register(app)
 resources.register(app)
 lint_cmd.register(app)
 metrics_cmd.register(app)

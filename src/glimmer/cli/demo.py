@@ -1,69 +1,53 @@
 """``glimmer demo``: what `make demo` shows a new user.
 
-Until the run engine lands, the demo lints the built-in profiles and prints each one's plan.
+One line of lint over the built-in profiles, then the main job — ``glimmer run`` with no
+arguments: the ``acceptance`` profile over the simulated ``ai-factory`` fleet with two planted
+faults (a GPU pinned in a low P-state, a degraded NIC), live progress, the verdict table and the
+findings that name both faults by node, test and metric. The run's verdict is Failed, which is
+the demo working: it exits 0 then, and 1 if the run settled any other way.
 """
 
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.cli.output import console
-from glimmer.plan.builtin import builtin_profiles_dir, load_builtin
+from glimmer.cli.run_cmd import EXIT_CODES, RunOutput, run_main
+from glimmer.cli.run_inputs import RunFlags
+from glimmer.contract.vocab import Phase
+from glimmer.plan.builtin import load_builtin
 from glimmer.plan.lint import lint_loaded
-from glimmer.plan.summary import summarize_profile, unit_seconds
-
-
-def _duration(seconds: int) -> str:
-    if seconds == 0:
-        return "burst"
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{hours}h" if hours else ""
-    text += f"{minutes}m" if minutes else ""
-    text += f"{secs}s" if secs or not text else ""
-    return text
 
 
 def demo() -> None:
-    """Lint the built-in profiles and show what each would run."""
+    """Burn in the simulated ai-factory fleet and find the two faults planted in it."""
     loaded = load_builtin()
     findings = lint_loaded(loaded)
-    console.print(f"[bold]Built-in profiles[/bold] ({builtin_profiles_dir()})")
+    profiles = sum(1 for item in loaded if isinstance(item.obj, BurnInProfile))
     if findings:
         for f in findings:
-            console.print(f"  {f.location.obj} {f.test}: {f.problem}", soft_wrap=True)
-    else:
-        console.print(f"  lint: {len(loaded)} object(s), every gate sound")
-    tests: dict[str, BurnInTestSpec] = {
-        i.name: i.obj.spec for i in loaded if isinstance(i.obj, BurnInTest)
-    }
-    for item in loaded:
-        if not isinstance(item.obj, BurnInProfile):
-            continue
-        lines = summarize_profile(item.obj, tests)
-        table = Table(title=f"profile {item.name}", title_justify="left")
-        for column in ("test", "kind", "scope", "duration", "gates", "required"):
-            table.add_column(column, no_wrap=column == "test")
-        for line in lines:
-            duration = _duration(line.duration_seconds)
-            if line.segments:
-                duration += f" ({line.segments} segments)"
-            if line.repeats > 1:
-                duration += f" x{line.repeats}"
-            table.add_row(
-                line.name,
-                line.kind,
-                line.scope,
-                duration,
-                str(line.gates),
-                "yes" if line.required else "no",
-            )
-        console.print(table)
-        console.print(f"  budget per unit: {_duration(unit_seconds(lines))}\n")
-    raise typer.Exit(1 if findings else 0)
+            console.print(f"lint: {f.location.obj} {f.test}: {f.problem}", soft_wrap=True)
+        raise typer.Exit(1)
+    console.print(
+        f"lint: {profiles} built-in profiles and {len(loaded) - profiles} tests, every gate sound"
+    )
+    console.print()
+    code = run_main(RunFlags(), output=RunOutput.TABLE, dry=False, backend="sim")
+    console.print()
+    if code == EXIT_CODES[Phase.FAILED]:
+        console.print(
+            "demo: the planted faults were found — `glimmer run` exits 1 (Failed) on this run, "
+            "as it must; `glimmer run --no-faults` passes.",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(0)
+    console.print(
+        f"demo: expected the planted faults to fail the run, but `glimmer run` exited {code}",
+        markup=False,
+    )
+    raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,202 @@
+"""``glimmer run``: a burn-in run on the simulated fleet, from start to verdict.
+
+With no arguments: the built-in ``acceptance`` profile on every node of the built-in
+``ai-factory`` fleet, with two planted faults. It says what it will do, shows live progress,
+then the verdict table, the findings and the run verdict, and exits 0 Passed, 1 Failed,
+3 Error, 4 Cancelled (2: bad input). The engine decides everything; this module reads flags,
+drives the simulator and writes text.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from glimmer.api.dump import dump_json
+from glimmer.api.run import BurnInRun
+from glimmer.backends.sim_driver import drive
+from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.cli.output import console, print_json
+from glimmer.cli.plan_view import plan_json, render_plan
+from glimmer.cli.progress_view import ProgressView
+from glimmer.cli.run_inputs import (
+    DEFAULT_FLEET,
+    DEFAULT_SEED,
+    RunFlags,
+    RunInputs,
+    assemble,
+)
+from glimmer.cli.verdict_table import render_verdict
+from glimmer.contract.vocab import Phase
+from glimmer.engine.reconciler import Engine
+from glimmer.errors import InputError
+from glimmer.fleet.faultspec import SYNTAX
+from glimmer.plan.decision import Refused
+from glimmer.plan.preview import preview
+from glimmer.verdict.text import name_some
+
+EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
+NOT_SETTLED_EXIT = 3
+BACKENDS = ("sim",)
+LATER_BACKENDS = ("local", "kubernetes", "slurm")
+MAX_NODES_NAMED = 6
+
+
+class RunOutput(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+def exit_code(run: BurnInRun) -> int:
+    """0 Passed, 1 Failed, 3 Error, 4 Cancelled; a run that did not settle counts as Error."""
+    phase = run.status.phase if run.status else Phase.PENDING
+    return EXIT_CODES.get(phase, NOT_SETTLED_EXIT)
+
+
+def _check_backend(backend: str) -> None:
+    if backend in BACKENDS:
+        return
+    if backend in LATER_BACKENDS:
+        raise InputError(
+            f"--backend {backend}: not available yet: only 'sim' runs today; this host "
+            "(local), Kubernetes and Slurm come with the substrate issue after issue 4, "
+            "which is not filed yet"
+        )
+    known = ", ".join((*BACKENDS, *LATER_BACKENDS))
+    raise InputError(f"--backend {backend}: unknown backend (known: {known})")
+
+
+def _header(inputs: RunInputs) -> None:
+    run = inputs.run
+    targets = list(inputs.targets)
+    say = console.print
+    say(f"[bold]glimmer run[/bold] {run.name}: BurnInRun on the simulator (backend sim)")
+    say(f"  profile  {run.spec.profile_ref} ({inputs.profile_source})", markup=False)
+    say(f"  fleet    {inputs.topo.name} ({len(inputs.topo.nodes)} nodes)", markup=False)
+    say(
+        f"  nodes    {len(targets)}: {name_some(targets, MAX_NODES_NAMED)}; "
+        f"at most {run.spec.max_concurrent_nodes} at once",
+        markup=False,
+        soft_wrap=True,
+    )
+    planted = ", ".join(f.render() for f in inputs.planted) or "none"
+    say(f"  faults   {planted}", markup=False, soft_wrap=True)
+    if inputs.declared:
+        declared = ", ".join(f.render() for f in inputs.declared)
+        say(f"           declared in the fleet: {declared}", markup=False, soft_wrap=True)
+    say(f"  seed     {inputs.seed}", markup=False)
+
+
+def dry_run(inputs: RunInputs, output: RunOutput) -> int:
+    """Show the plan the run would pin; create nothing. 3 when the planner would refuse it."""
+    decision = preview(
+        inputs.run,
+        inputs.profiles.get(inputs.run.spec.profile_ref),
+        inputs.tests,
+        inputs.nodes,
+        datetime.now(UTC),
+    )
+    if output is RunOutput.JSON:
+        print_json(plan_json(inputs.run, decision))
+    else:
+        _header(inputs)
+        console.print()
+        render_plan(console, inputs.run, decision)
+    return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
+
+
+def execute(inputs: RunInputs, output: RunOutput) -> BurnInRun:
+    """Submit the run to a simulator over the fleet and drive it to its verdict."""
+    backend = fleet_backend(
+        inputs.twin, seed=inputs.seed, profiles=inputs.profiles, tests=inputs.tests
+    )
+    submitted = backend.submit(inputs.run)
+    namespace = submitted.metadata.namespace or inputs.namespace
+    human = output is RunOutput.TABLE
+    if human:
+        _header(inputs)
+        console.print()
+    with ProgressView(console, live=human and console.is_terminal) as view:
+        progress = view.update if human else None
+        done = drive(backend, Engine(backend), namespace, submitted.name, progress=progress)
+    return done.run
+
+
+def run_main(flags: RunFlags, *, output: RunOutput, dry: bool, backend: str) -> int:
+    """The whole command, as an exit code."""
+    _check_backend(backend)
+    inputs = assemble(flags)
+    if dry:
+        return dry_run(inputs, output)
+    final = execute(inputs, output)
+    if output is RunOutput.JSON:
+        print(dump_json([final]), end="")
+    else:
+        console.print()
+        render_verdict(console, final)
+    return exit_code(final)
+
+
+def run(
+    file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--file", "-f", help="Tests, profiles and a BurnInRun (YAML/JSON); repeatable."
+        ),
+    ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(help="A built-in or loaded profile (default: the run's, or acceptance)."),
+    ] = None,
+    fleet: Annotated[
+        str, typer.Option(help="Built-in fleet name or a Fleet YAML/JSON file.")
+    ] = DEFAULT_FLEET,
+    nodes: Annotated[
+        str | None, typer.Option(help="N1,N2,… (default: the run's target, or every node).")
+    ] = None,
+    max_concurrent: Annotated[
+        int | None,
+        typer.Option("--max-concurrent", help="Nodes under load at once (default: all)."),
+    ] = None,
+    fault: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"Plant a fault: {SYNTAX}; repeatable, replaces the default planted pair."
+        ),
+    ] = None,
+    no_faults: Annotated[
+        bool, typer.Option("--no-faults", help="Plant nothing: a healthy run.")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Simulator seed (fixed by default).")] = DEFAULT_SEED,
+    backend: Annotated[str, typer.Option(help="Where to run: sim (the only one today).")] = "sim",
+    output: Annotated[
+        RunOutput,
+        typer.Option("--output", "-o", help="table (default) or json (the final BurnInRun)."),
+    ] = RunOutput.TABLE,
+    dry: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan the run would pin; run nothing.")
+    ] = False,
+) -> None:
+    """Run a burn-in profile on the simulated fleet and settle its verdict.
+
+    Exit codes: 0 Passed, 1 Failed, 2 bad input, 3 Error, 4 Cancelled.
+    """
+    flags = RunFlags(
+        files=tuple(file or ()),
+        profile=profile,
+        fleet=fleet,
+        nodes=nodes,
+        max_concurrent=max_concurrent,
+        faults=tuple(fault or ()),
+        no_faults=no_faults,
+        seed=seed,
+    )
+    raise typer.Exit(run_main(flags, output=output, dry=dry, backend=backend))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``glimmer run`` to the app."""
+    app.command("run")(run)

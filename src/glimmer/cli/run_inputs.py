@@ -1,0 +1,207 @@
+"""What ``glimmer run`` runs, assembled from its flags and files.
+
+The BurnInRun (from ``-f`` as written, or made from the flags), the profiles and tests the
+backend serves, the fleet and the faults to plant. Every check here is about what the user
+typed — a profile, node or fault that does not exist, a flag that does not parse — and ends in
+one InputError (exit 2). Whether the run may start is the planner's decision, made by the
+engine when it reconciles the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from glimmer.api.load import load_paths, of_kind
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun
+from glimmer.api.target import TargetSelector
+from glimmer.api.test import BurnInTest, BurnInTestSpec
+from glimmer.backends.sim_fleet import fleet_nodes
+from glimmer.errors import InputError
+from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
+from glimmer.fleet.load import load_topology
+from glimmer.fleet.topology import Topology
+from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin
+from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.targets import TargetError, resolve_targets, unknown_node_names
+from glimmer.sim.twin import FleetSim, from_spec
+from glimmer.verdict.text import name_some
+
+API_VERSION = "burnin.glimmer.ai/v1alpha1"
+NAMESPACE = "default"
+DEFAULT_PROFILE = "acceptance"
+DEFAULT_FLEET = "ai-factory"
+DEFAULT_SEED = 7
+# The demo's planted faults, on the built-in ai-factory only: a GPU pinned in a low P-state
+# and a degraded fabric NIC port.
+PLANTED_FAULTS = (
+    "gpu_low_pstate@gpu:hgx-node-0001/3",
+    "nic_degraded@nic:nvl-node-0004/eth1",
+)
+MAX_NAMED = 5
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    """The flags of ``glimmer run`` as typed."""
+
+    files: tuple[str, ...] = ()
+    profile: str | None = None
+    fleet: str = DEFAULT_FLEET
+    nodes: str | None = None
+    max_concurrent: int | None = None
+    faults: tuple[str, ...] = ()
+    no_faults: bool = False
+    seed: int = DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """Everything a run on the simulator needs, checked."""
+
+    run: BurnInRun
+    profile_source: str  # "built-in" or the file the profile came from
+    profiles: dict[str, BurnInProfile]
+    tests: dict[str, BurnInTestSpec]
+    topo: Topology
+    fleet: str
+    planted: tuple[FaultSpec, ...]
+    declared: tuple[FaultSpec, ...]
+    nodes: tuple[NodeInfo, ...]
+    targets: tuple[str, ...]
+    twin: FleetSim
+    seed: int
+
+    @property
+    def namespace(self) -> str:
+        return self.run.metadata.namespace or NAMESPACE
+
+
+def _one_run(runs: list[tuple[BurnInRun, str]]) -> BurnInRun | None:
+    if len(runs) > 1:
+        names = ", ".join(ref for _, ref in runs)
+        raise InputError(f"-f: several BurnInRuns given ({names}); glimmer run runs one")
+    return runs[0][0].model_copy(deep=True) if runs else None
+
+
+def _profile_ref(flags: RunFlags, run: BurnInRun | None, loaded: dict[str, BurnInProfile]) -> str:
+    if flags.profile:
+        return flags.profile
+    if run is not None:
+        return run.spec.profile_ref
+    if len(loaded) == 1:
+        return next(iter(loaded))
+    return DEFAULT_PROFILE
+
+
+def _check_profile(
+    ref: str, loaded: dict[str, BurnInProfile], tests: dict[str, BurnInTestSpec]
+) -> None:
+    if ref in loaded or profile_or_builtin(ref, None, tests) is not None:
+        return
+    known = ", ".join(builtin_profile_names())
+    given = f"; loaded: {', '.join(loaded)}" if loaded else ""
+    raise InputError(
+        f"--profile {ref}: unknown profile, not in the files given and not built in "
+        f"(built-in: {known}{given})"
+    )
+
+
+def _node_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not names or any(not n for n in names):
+        raise InputError(f"--nodes {text!r}: expected node names separated by commas")
+    return names
+
+
+def _target(flags: RunFlags, run: BurnInRun | None, topo: Topology) -> TargetSelector:
+    if flags.nodes is not None:
+        names = _node_list(flags.nodes)
+        if run is not None and run.spec.target.tolerations:
+            return TargetSelector(node_names=names, tolerations=run.spec.target.tolerations)
+        return TargetSelector(node_names=names)
+    if run is not None:
+        return run.spec.target
+    return TargetSelector(node_names=[n.hostname for n in topo.nodes])
+
+
+def _check_targets(target: TargetSelector, nodes: list[NodeInfo], fleet: str) -> list[str]:
+    unknown = unknown_node_names(target, nodes)
+    if unknown:
+        some = name_some([n.name for n in nodes], MAX_NAMED)
+        raise InputError(
+            f"--nodes: unknown node {name_some(unknown, MAX_NAMED)}, not in fleet {fleet} "
+            f"({len(nodes)} nodes: {some})"
+        )
+    try:
+        return resolve_targets(target, nodes)
+    except TargetError as error:
+        raise InputError(f"the run's target: {error.message}") from None
+
+
+def _faults(flags: RunFlags) -> list[FaultSpec]:
+    if flags.no_faults and flags.faults:
+        raise InputError("--fault and --no-faults contradict each other; give one")
+    if flags.faults:
+        return parse_faults(list(flags.faults))
+    if flags.no_faults or flags.fleet != DEFAULT_FLEET:
+        return []
+    return parse_faults(list(PLANTED_FAULTS))
+
+
+def _new_run(profile_ref: str, targets: list[str]) -> BurnInRun:
+    return BurnInRun.model_validate(
+        {
+            "apiVersion": API_VERSION,
+            "kind": "BurnInRun",
+            "metadata": {"name": profile_ref, "namespace": NAMESPACE},
+            "spec": {"profileRef": profile_ref, "target": {"nodeNames": targets}},
+        }
+    )
+
+
+def assemble(flags: RunFlags) -> RunInputs:
+    """The checked inputs of one run; InputError naming the first thing that is wrong."""
+    if flags.max_concurrent is not None and flags.max_concurrent < 1:
+        raise InputError(f"--max-concurrent {flags.max_concurrent}: must be 1 or more")
+    loaded = load_paths(list(flags.files)) if flags.files else []
+    profiles = {item.name: obj for obj, item in of_kind(loaded, BurnInProfile)}
+    sources = {item.name: item.source for _, item in of_kind(loaded, BurnInProfile)}
+    tests = {item.name: obj.spec for obj, item in of_kind(loaded, BurnInTest)}
+    given = _one_run([(obj, item.ref) for obj, item in of_kind(loaded, BurnInRun)])
+    ref = _profile_ref(flags, given, profiles)
+    _check_profile(ref, profiles, tests)
+
+    topo = load_topology(flags.fleet)
+    nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
+    target = _target(flags, given, topo)
+    targets = _check_targets(target, nodes, topo.name)
+    planted = _faults(flags)
+    twin = FleetSim(topo, [from_spec(f) for f in planted])
+
+    run = given if given is not None else _new_run(ref, targets)
+    # Without a cap of the user's, every target is under load at once: the simulator has no
+    # facility to protect, and a Pair or Group unit needs its whole width.
+    cap = flags.max_concurrent or (None if given is not None else max(len(targets), 1))
+    update: dict[str, object] = {"profile_ref": ref, "target": target}
+    if cap is not None:
+        update["max_concurrent_nodes"] = cap
+    run = run.model_copy(update={"spec": run.spec.model_copy(update=update)})
+    if not run.metadata.namespace:
+        run = run.model_copy(
+            update={"metadata": run.metadata.model_copy(update={"namespace": NAMESPACE})}
+        )
+    return RunInputs(
+        run=run,
+        profile_source=sources.get(ref, "built-in"),
+        profiles=profiles,
+        tests=tests,
+        topo=topo,
+        fleet=flags.fleet,
+        planted=tuple(planted),
+        declared=tuple(from_declared(f) for f in topo.fleet.spec.faults),
+        nodes=tuple(nodes),
+        targets=tuple(targets),
+        twin=twin,
+        seed=flags.seed,
+    )

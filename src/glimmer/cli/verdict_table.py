@@ -1,0 +1,157 @@
+"""The end of ``glimmer run``: the verdict table, the findings and the run verdict.
+
+Rows are nodes (and whole Pair/Group units), columns the planned tests; a cell is the unit's
+phase, and for a unit that did not pass, the reading that missed its gate or the start of the
+runner's message. Formatting only: phases, violations and counters come from the run's status.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from glimmer.api.run import BurnInRun
+from glimmer.cli.layout import wide
+from glimmer.cli.run_evidence import (
+    Finding,
+    cell_message,
+    findings,
+    gate_text,
+    plan_of,
+    reading_text,
+    unit_label,
+)
+from glimmer.contract.vocab import Phase
+from glimmer.engine.progress import progress_of
+from glimmer.verdict.text import plural
+
+PHASE_STYLE = {
+    Phase.PASSED: "green",
+    Phase.FAILED: "bold red",
+    Phase.ERROR: "bold yellow",
+    Phase.SKIPPED: "dim",
+    Phase.CANCELLED: "magenta",
+    Phase.RUNNING: "cyan",
+    Phase.PENDING: "dim",
+}
+CELL_MESSAGE_CHARS = 48
+# Above this many rows, nodes where every unit passed fold into one row.
+MAX_ROWS = 30
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(finding: Finding | None, phase: Phase) -> Text:
+    text = Text(phase.value, style=PHASE_STYLE.get(phase, ""))
+    if finding is not None:
+        detail = (
+            reading_text(finding.evidence[0])
+            if finding.evidence
+            else _short(cell_message(finding), CELL_MESSAGE_CHARS)
+        )
+        if detail:
+            text.append(f"\n{detail}", style="")
+    return text
+
+
+def verdict_table(run: BurnInRun) -> Table:
+    """Nodes (and Pair/Group units) × planned tests."""
+    plan = plan_of(run)
+    results = [r for r in ((run.status.results if run.status else None) or ()) if not r.synthetic]
+    tests = [t.name for t in plan.tests] if plan else list(dict.fromkeys(r.name for r in results))
+    rows: dict[str, dict[str, Text]] = {}
+    if plan is not None:
+        node_tests = [t.name for t in plan.tests if t.spec.scope.value == "Node"]
+        if node_tests:
+            for node in plan.targets:
+                rows.setdefault(node, {})
+    by_unit = {(f.unit, f.test): f for f in findings(run)}
+    for result in results:
+        label = unit_label(result)
+        cell = _cell(by_unit.get((label, result.name)), result.phase)
+        rows.setdefault(label, {})[result.name] = cell
+    table = Table(box=box.SIMPLE_HEAD, title="Verdicts", title_justify="left", pad_edge=False)
+    table.add_column("node", no_wrap=True)
+    for test in tests:
+        table.add_column(test, overflow="fold")
+    passed = [label for label, cells in rows.items() if _all_passed(cells, tests)]
+    fold = len(rows) > MAX_ROWS and len(passed) > 1
+    for label, cells in rows.items():
+        if not (fold and label in passed):
+            table.add_row(label, *(cells.get(t, Text("-", style="dim")) for t in tests))
+    if fold:
+        cell = Text(Phase.PASSED.value, style=PHASE_STYLE[Phase.PASSED])
+        table.add_row(f"{len(passed)} more nodes", *(cell for _ in tests))
+    return table
+
+
+def _all_passed(cells: dict[str, Text], tests: list[str]) -> bool:
+    return all(t in cells and cells[t].plain == Phase.PASSED.value for t in tests)
+
+
+def finding_line(finding: Finding) -> Text:
+    """``✗ node  test  metric=value (gate >= 70)  message`` on one line."""
+    line = Text("  ")
+    line.append("✗ " if finding.phase is Phase.FAILED else "! ", style=PHASE_STYLE[finding.phase])
+    line.append(f"{finding.unit}  {finding.test}  ", style="bold")
+    line.append(f"{finding.phase.value}  ")
+    if finding.evidence:
+        parts = []
+        for item in finding.evidence:
+            reading = item.reading if item.reading is not None else "not reported"
+            gate = gate_text(item)
+            parts.append(f"{item.metric}={reading}" + (f" (gate {gate})" if gate else ""))
+        line.append("; ".join(parts) + "  ", style="bold")
+    line.append(finding.message or "(no message)")
+    return line
+
+
+def render_findings(console: Console, run: BurnInRun) -> None:
+    """One line per unit that did not pass, or a line saying there is none."""
+    found = findings(run)
+    if not found:
+        console.print("Findings: none — every unit passed or was skipped as declared.")
+        return
+    console.print(f"Findings ({len(found)}):")
+    for finding in found:
+        console.print(finding_line(finding), soft_wrap=True)
+
+
+def _took(run: BurnInRun) -> str:
+    status = run.status
+    if status is None or status.started_at is None or status.finished_at is None:
+        return ""
+    seconds = (status.finished_at - status.started_at).total_seconds()
+    hours, rest = divmod(round(seconds), 3600)
+    return f"; {hours}h{rest // 60:02d}m{rest % 60:02d}s simulated"
+
+
+def verdict_line(run: BurnInRun) -> Text:
+    """``Run acceptance: Failed — 108 passed, 2 failed, 0 errored, 0 skipped of 110 units``."""
+    status = run.status
+    units = progress_of(run).total
+    phase = status.phase if status else Phase.PENDING
+    line = Text("Run ")
+    line.append(run.name, style="bold")
+    line.append(": ")
+    line.append(phase.value, style=PHASE_STYLE.get(phase, ""))
+    if status is not None:
+        line.append(
+            f" — {status.passed} passed, {status.failed} failed, {status.errored} errored, "
+            f"{status.skipped} skipped of {units} {plural(units, 'unit')}{_took(run)}"
+        )
+    return line
+
+
+def render_verdict(console: Console, run: BurnInRun) -> None:
+    """The table, the findings and the run verdict."""
+    table = verdict_table(run)
+    if table.row_count:
+        wide(console).print(table)
+    render_findings(console, run)
+    console.print()
+    console.print(verdict_line(run), soft_wrap=True)
