@@ -9,9 +9,10 @@ regenerate them (and then the golden files) with::
     GLIMMER_UPDATE_GOLDEN=1 .venv/bin/pytest tests/reports -q
 
 The runs: a failed acceptance over part of ai-factory with the demo's planted faults, a passed
-pair run and a failed one (gate violations), a segmented soak (one node's windows fail), the same soak stopped half way (progress,
-checkpoints), a baseline run with thresholds stripped (one runner's own Fail), and a run with an
-Error and a Skip plus the synthetic ``resolve`` result of a second, unresolvable run.
+pair run and a failed one (gate violations), a segmented soak (one node's windows fail), the
+same soak stopped half way (progress, checkpoints), a baseline run with thresholds stripped (one
+runner's own Fail), and a run with an Error and a Skip plus the synthetic ``resolve`` result of
+a second, unresolvable run.
 """
 
 from __future__ import annotations
