@@ -1,0 +1,292 @@
+"""``glimmer run``: the main job on the simulated fleet, its flags, outputs and exit codes.
+
+Regenerate the golden verdict table with::
+
+    GLIMMER_UPDATE_GOLDEN=1 .venv/bin/pytest tests/cli/test_run_cmd.py -q -k golden
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from glimmer.api.load import load_text
+from glimmer.api.run import BurnInRun
+from glimmer.backends.sim import SimBackend
+from glimmer.cli import run_cmd
+from glimmer.cli.app import main
+from glimmer.cli.progress_view import ProgressView
+from glimmer.cli.verdict_table import render_verdict
+from glimmer.contract.vocab import Phase
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden" / "run_default_verdict.txt"
+SAMPLE = Path("/work/shared/conformance/glimmer-samples/node-acceptance.yaml")
+REGENERATE = "GLIMMER_UPDATE_GOLDEN=1 .venv/bin/pytest tests/cli/test_run_cmd.py -q -k golden"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["run", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@cache
+def _default_json() -> str:
+    # One default run, shared by the tests that only read its final object.
+    buffer = io.StringIO()
+    saved, sys.stdout = sys.stdout, buffer
+    try:
+        code = main(["run", "--output", "json"])
+    finally:
+        sys.stdout = saved
+    assert code == 1
+    return buffer.getvalue()
+
+
+def _final(text: str) -> BurnInRun:
+    (item,) = load_text(text, "<glimmer run --output json>", as_json=True)
+    assert isinstance(item.obj, BurnInRun)
+    return item.obj
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_the_default_run_fails_and_names_both_planted_faults_by_node_test_and_metric(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys)
+    assert code == 1
+    assert "acceptance" in out and "ai-factory" in out and "seed" in out
+    assert "gpu_low_pstate@gpu:hgx-node-0001/3" in out
+    assert "nic_degraded@nic:nvl-node-0004/eth1" in out
+    findings = [line.strip() for line in out.splitlines() if line.strip().startswith("✗")]
+    assert len(findings) == 2
+    clock = next(f for f in findings if "hgx-node-0001" in f)
+    assert "sustained-clock" in clock and "sustainedClockPct=" in clock and "(gate >= 70)" in clock
+    nic = next(f for f in findings if "nvl-node-0004" in f)
+    assert "host-fault-counters" in nic and "nicLinkDownEvents=1 (gate == 0)" in nic
+    assert "nic_link_down=1" in nic  # the runner's own message for its declared Fail
+    assert re.search(r"\d+(\.\d+)? < 70 sustainedClockPct", out)
+    assert "Run acceptance: Failed" in out and "2 failed" in out
+
+
+def test_off_a_terminal_there_is_no_live_view_only_a_few_plain_lines(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = _run(capsys, "--nodes", "hgx-node-0001,nvl-node-0004")
+    assert "\x1b[" not in out
+    progress = [line for line in out.splitlines() if line.lstrip().startswith("[")]
+    assert 1 <= len(progress) <= 4
+    assert "100%" in progress[-1]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_on_a_terminal_the_live_view_redraws_at_most_once_per_interval() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=120, color_system=None)
+    clock = _Clock()
+    run = _final(_default_json())
+    backend = SimBackend([])
+    with ProgressView(console, live=True, interval=0.5, clock=clock) as view:
+        for _ in range(50):  # many passes within one interval: one frame
+            view.update(run, backend)
+        first = buffer.getvalue().count("units settled")
+        clock.now = 1.0
+        view.update(run, backend)
+        second = buffer.getvalue().count("units settled")
+    assert first == 1 and second == 2
+    assert "110/110 units settled" in buffer.getvalue()
+    assert "hgx-node-0001" in buffer.getvalue() and "✗" in buffer.getvalue()
+
+
+def test_a_healthy_ai_factory_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--no-faults")
+    assert code == 0
+    assert "Findings: none" in out and "Run acceptance: Passed" in out
+
+
+def test_output_json_is_the_final_burnin_run_and_loads_back() -> None:
+    text = _default_json()
+    data = json.loads(text)
+    assert list(data)[:4] == ["apiVersion", "kind", "metadata", "spec"]
+    assert data["kind"] == "BurnInRun" and "status" in data
+    run = _final(text)
+    assert run.status is not None and run.status.phase is Phase.FAILED
+    assert (run.status.passed, run.status.failed, run.status.errored) == (108, 2, 0)
+    assert run.spec.profile_ref == "acceptance"
+
+
+def test_output_json_writes_nothing_else_on_stdout_from_a_real_process() -> None:
+    done = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "glimmer"), "run", "--output", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    run = _final(done.stdout)  # the whole of stdout is the one object
+    assert run.status is not None and run.status.phase is Phase.FAILED
+    assert done.stdout == _default_json()
+
+
+def test_dry_run_prints_the_plan_and_creates_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_backend(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a dry run must not build a backend")
+
+    monkeypatch.setattr(run_cmd, "fleet_backend", no_backend)
+    code, out, _ = _run(capsys, "--dry-run")
+    assert code == 0
+    assert "dry run, nothing created" in out
+    for test in ("host-fault-counters", "sustained-clock", "gpu-stress", "dcgm-diagnostics"):
+        assert test in out
+    assert "sustainedClockPct >= 70" in out and "300s" in out
+    assert "BURNIN_DURATION_SECONDS=30" in out and "BURNIN_ATTEMPT=1" in out
+
+    code, out, _ = _run(capsys, "--dry-run", "--output", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["dryRun"] is True
+    assert len(doc["plan"]["targets"]) == 22
+    assert doc["plan"]["tests"][0]["name"] == "host-fault-counters"
+    assert doc["firstExecution"]["node"] == "hgx-node-0001"
+
+
+def test_dry_run_of_a_pair_shows_the_server_environment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(
+        capsys, "--dry-run", "--profile", "pair-network", "--nodes", "nvl-node-0005,nvl-node-0004"
+    )
+    assert code == 0
+    assert "BURNIN_ROLE=server" in out and "BURNIN_PEER_NODE=nvl-node-0004" in out
+
+
+def test_a_pair_profile_on_three_nodes_is_refused_error_3(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    nodes = "nvl-node-0004,nvl-node-0005,nvl-node-0006"
+    code, out, _ = _run(capsys, "--profile", "pair-network", "--nodes", nodes)
+    assert code == 3
+    assert "needs exactly 2 targets" in out and "Run pair-network: Error" in out
+    code, out, _ = _run(capsys, "--profile", "pair-network", "--nodes", nodes, "--dry-run")
+    assert code == 3 and "refused" in out
+
+
+def test_a_memlock_limit_errors_the_link_tests_error_3(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(
+        capsys,
+        "--profile",
+        "pair-network",
+        "--nodes",
+        "nvl-node-0005,nvl-node-0004",
+        "--fault",
+        "rdma_memlock_limit@node:nvl-node-0004",
+    )
+    assert code == 3
+    assert "nvl-node-0005 <-> nvl-node-0004" in out and "MEMLOCK" in out
+
+
+def test_a_run_given_cancelled_settles_cancelled_4(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text(
+        "apiVersion: burnin.glimmer.ai/v1alpha1\n"
+        "kind: BurnInRun\n"
+        "metadata: {name: cancelled}\n"
+        "spec:\n"
+        "  profileRef: smoke\n"
+        "  target: {nodeNames: [hgx-node-0001]}\n"
+        "  cancel: true\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _run(capsys, "-f", str(path))
+    assert code == 4
+    assert "Run cancelled: Cancelled" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--profile", "no-such-profile"], "no-such-profile"),
+        (["--nodes", "hgx-node-0001,no-such-node"], "no-such-node"),
+        (["--fault", "no_such_mode@gpu:hgx-node-0001/3"], "no_such_mode"),
+        (["--fault", "gpu_low_pstate@gpu:no-such-node/3"], "no-such-node"),
+        (["--fault", "gpu_low_pstate"], "missing '@'"),
+        (["--fault", "gpu_low_pstate@gpu:hgx-node-0001/3", "--no-faults"], "--no-faults"),
+        (["--backend", "kubernetes"], "issue"),
+        (["--fleet", "no-such-fleet"], "no-such-fleet"),
+        (["--max-concurrent", "0"], "--max-concurrent"),
+        (["-f", "/no/such/file.yaml"], "/no/such/file.yaml"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], args: list[str], named: str
+) -> None:
+    code, out, err = _run(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert named in _one_error_line(err)
+
+
+def test_the_conformance_sample_runs_to_a_verdict_on_ai_factory_nodes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    nodes = "hgx-node-0001,nvl-node-0000"
+    code, out, _ = _run(capsys, "-f", str(SAMPLE), "--profile", "node-acceptance", "--nodes", nodes)
+    assert code in (0, 1, 3)
+    assert "Run node-acceptance-example:" in out
+
+
+def test_the_conformance_sample_as_is_names_its_placeholder_node(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _run(capsys, "-f", str(SAMPLE), "--profile", "node-acceptance")
+    assert code == 2 and out == ""
+    assert "node-a" in _one_error_line(err)
+
+
+def _normalised(text: str) -> str:
+    lines = [line.rstrip() for line in text.splitlines()]
+    body = "\n".join(lines).strip("\n") + "\n"
+    # Simulated time moves with the simulator's latency model, not with what a verdict says.
+    return re.sub(r"\d+h\d\dm\d\ds simulated", "<simulated>", body)
+
+
+def test_golden_verdict_table_of_the_default_run() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=140, no_color=True, highlight=False, emoji=False)
+    render_verdict(console, _final(_default_json()))
+    text = _normalised(buffer.getvalue())
+    if os.environ.get("GLIMMER_UPDATE_GOLDEN"):
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(text, encoding="utf-8")
+    expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else ""
+    assert text == expected, f"{GOLDEN.name} is stale; regenerate it with: {REGENERATE}"
