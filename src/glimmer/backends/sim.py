@@ -45,6 +45,8 @@ from glimmer.engine.backend import (
     NotFound,
     Rendezvous,
 )
+from glimmer.sinks.envelope import Transition
+from glimmer.sinks.sinkset import SinkSet
 
 START_LATENCY = (0.3, 1.2)  # seconds from creation to a started container (image cached)
 READY_LATENCY = (0.2, 0.8)  # seconds from start to Ready (rendezvous roles)
@@ -483,6 +485,24 @@ class SimBackend:
         return self.tests
 
     # -- delivery -----------------------------------------------------------------------------
+    # The sinks deliveries go to (None: recorded only). Set by whoever builds the backend.
+    sink_set: SinkSet | None = None
+
     def deliver(self, delivery: Delivery) -> bool:
+        """Record the delivery and hand it to the sinks; False when a sink did not take it."""
         self.deliveries.append(delivery)
-        return self.sinks_ok
+        delivered = True
+        if self.sink_set is not None and delivery.view is not None:
+            # The edge between engine and sinks: the sinks see the run, never a Delivery.
+            delivered = self.sink_set.deliver(
+                Transition(
+                    reason=delivery.reason,
+                    key=delivery.key,
+                    run=delivery.view,
+                    baseline=delivery.baseline,
+                    sinks=delivery.sinks,
+                    sequence=delivery.sequence,
+                    at=delivery.at,
+                )
+            )
+        return self.sinks_ok and delivered

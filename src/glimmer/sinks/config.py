@@ -1,0 +1,150 @@
+"""Building a :class:`~glimmer.sinks.sinkset.SinkSet` from BurnInSink objects and from flags.
+
+Flags (``glimmer run --sink …``): ``webhook=URL`` (http or https), ``file=PATH`` (JSONL, one
+envelope per line), ``dir=PATH`` (one file per deliveryId: the ConfigMap sink's semantics) and
+``prometheus`` (the in-process exporter). A flag's sink takes every transition of the process;
+a BurnInSink takes the transitions of runs whose pinned plan names it.
+
+BurnInSink objects on the simulator and this host: a ``Webhook`` reads its bearer token
+(``tokenSecretRef``) from ``<secrets_dir>/<secret>/<key>`` — the layout of a Secret mounted as
+a volume — at each send; a missing file is a permanent failure of that sink, like a missing
+Secret in a cluster. A ``ConfigMap`` sink writes ``<state_dir>/configmaps/<namespace>/<name>/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from glimmer.api.k8s import SecretKeySelector
+from glimmer.api.sink import BurnInSink, SinkType
+from glimmer.errors import InputError, Location
+from glimmer.sinks.base import Sink
+from glimmer.sinks.directory import DirectorySink
+from glimmer.sinks.envelope import Cluster
+from glimmer.sinks.errors import DeliveryError
+from glimmer.sinks.jsonl import JsonlSink
+from glimmer.sinks.outbox import Outbox
+from glimmer.sinks.prometheus import Exporter, PrometheusSink
+from glimmer.sinks.sender import OPERATOR_POLICY, Clock, RealClock, RetryPolicy, Sender
+from glimmer.sinks.signing import SigningSecret
+from glimmer.sinks.sinkset import SinkSet
+from glimmer.sinks.webhook import TokenSource, WebhookSink
+
+FLAG_FORMS = "webhook=URL, file=PATH, dir=PATH or prometheus"
+
+
+def sinks_from_specs(
+    specs: Sequence[str] = (),
+    *,
+    objects: Sequence[BurnInSink] = (),
+    state_dir: Path | None = None,
+    secret: SigningSecret | None = None,
+    ca_bundle: Path | None = None,
+    secrets_dir: Path | None = None,
+    policy: RetryPolicy = OPERATOR_POLICY,
+    clock: Clock | None = None,
+    cluster: Cluster | None = None,
+) -> SinkSet:
+    """A SinkSet for ``--sink`` flag values ``specs`` and BurnInSink ``objects``.
+
+    ``state_dir`` holds the outbox (pending deliveries survive a restart; None keeps them in
+    memory) and the folders of ConfigMap sinks. ``secret`` signs webhook bodies; ``ca_bundle``
+    verifies webhook servers against a private CA. Raises :class:`InputError` for a flag or
+    object that cannot make a sink.
+    """
+    exporter = Exporter()
+    shared = _Shared(state_dir, secret, ca_bundle, secrets_dir, exporter)
+    always = [shared.from_flag(spec) for spec in specs]
+    named = {
+        (obj.metadata.namespace or "default", obj.name): shared.from_object(obj) for obj in objects
+    }
+    return SinkSet(
+        named=named,
+        always=always,
+        outbox=Outbox(state_dir),
+        sender=Sender(policy, clock or RealClock()),
+        cluster=cluster,
+        exporter=exporter,
+    )
+
+
+class _Shared:
+    def __init__(
+        self,
+        state_dir: Path | None,
+        secret: SigningSecret | None,
+        ca_bundle: Path | None,
+        secrets_dir: Path | None,
+        exporter: Exporter,
+    ) -> None:
+        self.state_dir = state_dir
+        self.secret = secret
+        self.ca_bundle = ca_bundle
+        self.secrets_dir = secrets_dir
+        self.exporter = exporter
+
+    def from_flag(self, spec: str) -> Sink:
+        kind, _, target = spec.partition("=")
+        kind = kind.strip().lower()
+        where = Location(field=f"--sink {spec}")
+        if kind == "prometheus" and not target:
+            return PrometheusSink(self.exporter)
+        if not target:
+            raise InputError(f"a sink is one of {FLAG_FORMS}", where)
+        if kind == "webhook":
+            if not target.startswith(("http://", "https://")):
+                raise InputError("a webhook URL starts with http:// or https://", where)
+            return WebhookSink(target, secret=self.secret, ca_bundle=self.ca_bundle)
+        if kind == "file":
+            return JsonlSink(Path(target))
+        if kind == "dir":
+            return DirectorySink(Path(target))
+        raise InputError(f"unknown sink {kind!r}: a sink is one of {FLAG_FORMS}", where)
+
+    def from_object(self, obj: BurnInSink) -> Sink:
+        namespace = obj.metadata.namespace or "default"
+        ident = f"{namespace}/{obj.name}"
+        spec = obj.spec
+        where = Location(obj=f"BurnInSink/{obj.name}", field="spec")
+        if spec.type is SinkType.WEBHOOK and spec.webhook is not None:
+            hook = spec.webhook
+            ref = hook.token_secret_ref
+            return WebhookSink(
+                hook.url,
+                name=ident,
+                token=self._token(ref) if ref is not None else None,
+                secret=self.secret,
+                ca_bundle=self.ca_bundle,
+                insecure_skip_verify=hook.insecure_skip_verify,
+            )
+        if spec.type is SinkType.CONFIG_MAP and spec.config_map is not None:
+            if self.state_dir is None:
+                raise InputError("a ConfigMap sink needs a state folder to write into", where)
+            root = self.state_dir / "configmaps" / namespace / spec.config_map.name
+            return DirectorySink(root, name=ident)
+        if spec.type is SinkType.PROMETHEUS:
+            return PrometheusSink(self.exporter, name=ident)
+        raise InputError(f"sink type {spec.type} is not configured", where)
+
+    def _token(self, ref: SecretKeySelector) -> TokenSource:
+        base = self.secrets_dir
+
+        def token() -> str:
+            # Read at each send and never kept: a rotated Secret applies to the next delivery.
+            if base is None or not ref.name:
+                raise DeliveryError(f"Secret {ref.name!r} not found", permanent=True)
+            folder = base / ref.name
+            if not folder.is_dir():
+                raise DeliveryError(f"Secret {ref.name!r} not found", permanent=True)
+            try:
+                value = (folder / ref.key).read_text().strip()
+            except OSError as e:
+                raise DeliveryError(
+                    f"Secret {ref.name!r} has no key {ref.key!r}", permanent=True
+                ) from e
+            if not value:
+                raise DeliveryError(f"Secret {ref.name!r} key {ref.key!r} is empty", permanent=True)
+            return value
+
+        return token

@@ -1,0 +1,109 @@
+"""Envelopes a sink has not accepted yet, kept on disk so a restarted process re-sends them.
+
+The outbox is a JSONL log in a state folder: ``put`` records an envelope owed to a sink,
+``done`` that the sink took it (or refused it for good). Replaying the log gives what is still
+owed, in the order it was first owed, each with its newest body (a re-sent terminal envelope
+may carry more results than the first). Every record is ``fsync``'d before the call returns, and
+the log is rewritten compactly (temporary file, rename) once most of it is history. Without a
+folder the outbox lives in memory only (tests, one-shot use).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from glimmer.sinks.envelope import Envelope
+
+FILENAME = "outbox.jsonl"
+_COMPACT_AFTER = 256  # history records tolerated before the log is rewritten
+
+Key = tuple[str, str]  # (sink ident, deliveryId)
+
+
+class Outbox:
+    """Pending envelopes by (sink, deliveryId)."""
+
+    def __init__(self, state_dir: Path | None = None) -> None:
+        self.path = state_dir / FILENAME if state_dir is not None else None
+        self._pending: dict[Key, Envelope] = {}
+        self._history = 0
+        if self.path is not None and self.path.exists():
+            self._replay(self.path)
+            self._compact()
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def owed(self, sink: str) -> list[Envelope]:
+        """What ``sink`` is still owed, oldest first."""
+        return [env for (s, _), env in self._pending.items() if s == sink]
+
+    def sinks(self) -> list[str]:
+        """Every sink that is owed something."""
+        return list(dict.fromkeys(s for s, _ in self._pending))
+
+    def has(self, sink: str) -> bool:
+        return any(s == sink for s, _ in self._pending)
+
+    def put(self, sink: str, envelope: Envelope) -> None:
+        """Owe ``envelope`` to ``sink`` (replacing an older body of the same delivery)."""
+        key = (sink, str(envelope["deliveryId"]))
+        if key in self._pending:
+            self._history += 1
+        self._pending[key] = envelope
+        self._append({"op": "put", "sink": sink, "envelope": envelope})
+
+    def done(self, sink: str, delivery_id: str) -> None:
+        """``sink`` took (or for good refused) this delivery."""
+        if self._pending.pop((sink, delivery_id), None) is None:
+            return
+        self._history += 2
+        self._append({"op": "done", "sink": sink, "deliveryId": delivery_id})
+        if self._history > _COMPACT_AFTER:
+            self._compact()
+
+    def _replay(self, path: Path) -> None:
+        with path.open("rb") as f:
+            for line in f:
+                try:
+                    record: Any = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line from a crash mid-write
+                if not isinstance(record, dict):
+                    continue
+                sink = str(record.get("sink", ""))
+                if record.get("op") == "put" and isinstance(record.get("envelope"), dict):
+                    envelope = record["envelope"]
+                    self._pending[(sink, str(envelope.get("deliveryId", "")))] = envelope
+                elif record.get("op") == "done":
+                    self._pending.pop((sink, str(record.get("deliveryId", ""))), None)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _compact(self) -> None:
+        self._history = 0
+        if self.path is None:
+            return
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            for (sink, _), envelope in self._pending.items():
+                record = {"op": "put", "sink": sink, "envelope": envelope}
+                os.write(fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)

@@ -1,0 +1,111 @@
+"""The webhook sink (specs/burnin.md §5.5): POST the envelope as JSON.
+
+Headers: ``Content-Type: application/json``, ``Idempotency-Key: <deliveryId>`` (receivers dedupe
+on it), ``Authorization: Bearer <token>`` when a token is configured (read at each send, never
+kept), and ``X-Glimmer-Signature: sha256=<hex>`` when a signing secret is configured.
+
+Answers: 2xx delivered; 408 and 429 retryable (the receiver asks to be tried later); any other
+4xx permanent (the receiver refuses this envelope; the same bytes would be refused again); 5xx
+and transport failures (refused, reset, timed out) retryable. Up to 2048 bytes of the answer's
+body are quoted in the error, so a receiver's reason reaches the operator without flooding it.
+
+TLS: verification is always on, against the system store or a given CA bundle; it is off only
+when ``insecureSkipVerify`` says so, and then a warning is logged once per sink.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from glimmer.sinks.envelope import Envelope
+from glimmer.sinks.errors import DeliveryError
+from glimmer.sinks.signing import SIGNATURE_HEADER, SigningSecret, sign
+
+log = logging.getLogger(__name__)
+
+MAX_QUOTED_BODY = 2048
+RETRYABLE_4XX = frozenset({408, 429})
+
+TokenSource = Callable[[], str | None]
+
+
+def quote_body(content: bytes) -> str:
+    """At most :data:`MAX_QUOTED_BODY` bytes of a response body, decoded leniently."""
+    clipped = content[:MAX_QUOTED_BODY]
+    text = clipped.decode("utf-8", errors="replace").strip()
+    return text + (" …" if len(content) > MAX_QUOTED_BODY else "")
+
+
+def _verify(ca_bundle: Path | None, insecure: bool, url: str) -> ssl.SSLContext | bool:
+    if insecure:
+        log.warning("TLS verification is OFF for webhook %s (insecureSkipVerify)", url)
+        return False
+    if ca_bundle is not None:
+        return ssl.create_default_context(cafile=str(ca_bundle))
+    return True
+
+
+class WebhookSink:
+    """POST to ``url``. ``token`` yields the bearer token (or None); a failure to read it is a
+    permanent :class:`DeliveryError` raised by the source itself."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str = "",
+        token: TokenSource | None = None,
+        secret: SigningSecret | None = None,
+        ca_bundle: Path | None = None,
+        insecure_skip_verify: bool = False,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url
+        self._ident = name or f"webhook={url}"
+        self._token = token
+        self._secret = secret
+        self._client = httpx.Client(
+            verify=_verify(ca_bundle, insecure_skip_verify, url),
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    @property
+    def ident(self) -> str:
+        return self._ident
+
+    def close(self) -> None:
+        self._client.close()
+
+    def headers(self, envelope: Envelope, body: bytes) -> dict[str, str]:
+        """Every header of the POST of ``body``."""
+        headers = {
+            "Content-Type": "application/json",
+            "Idempotency-Key": str(envelope.get("deliveryId", "")),
+        }
+        token = self._token() if self._token is not None else None
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if self._secret is not None:
+            headers[SIGNATURE_HEADER] = sign(body, self._secret)
+        return headers
+
+    def send(self, envelope: Envelope, body: bytes, timeout: float) -> None:
+        headers = self.headers(envelope, body)
+        try:
+            response = self._client.post(self.url, content=body, headers=headers, timeout=timeout)
+        except httpx.TransportError as e:
+            # Refused, reset, timed out, TLS refused: the receiver may be back later.
+            raise DeliveryError(f"POST {self.url}: {type(e).__name__}: {e}") from e
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        said = quote_body(response.content)
+        message = f"POST {self.url}: HTTP {status}" + (f": {said}" if said else "")
+        permanent = 400 <= status < 500 and status not in RETRYABLE_4XX
+        raise DeliveryError(message, permanent=permanent)
