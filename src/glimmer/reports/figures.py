@@ -13,6 +13,7 @@ from datetime import datetime
 
 from glimmer.contract.registry import Aggregation, aggregation_of
 from glimmer.reports.units import Gate, Unit
+from glimmer.verdict.evaluate import compare
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Point:
     value: float | None  # None when not reported or not a finite number
     word: str  # the unit's status word
     violated: bool  # this metric is among the unit's violations
+    outside: bool  # violated, or the value lies on the failing side of the gate
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,16 @@ def number(raw: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _point(unit: Unit, gate: Gate) -> Point:
+    raw = unit.metric(gate.metric)
+    value = number(raw)
+    bound = number(gate.value)
+    violated = any(v.metric == gate.metric for v in unit.violations)
+    # For display only: the verdict was settled by the engine; this marks where a dot falls.
+    beyond = value is not None and bound is not None and not compare(value, gate.comparison, bound)
+    return Point(unit.label, raw, value, unit.word, violated, violated or beyond)
+
+
 def distributions(units: Sequence[Unit], tests: Sequence[str]) -> tuple[Distribution, ...]:
     """One distribution per (test, gated metric), in test order then gate order."""
     out: list[Distribution] = []
@@ -86,16 +98,7 @@ def distributions(units: Sequence[Unit], tests: Sequence[str]) -> tuple[Distribu
             if gate.metric in seen:
                 continue
             seen.add(gate.metric)
-            points = tuple(
-                Point(
-                    label=u.label,
-                    raw=u.metric(gate.metric),
-                    value=number(u.metric(gate.metric)),
-                    word=u.word,
-                    violated=any(v.metric == gate.metric for v in u.violations),
-                )
-                for u in ran
-            )
+            points = tuple(_point(u, gate) for u in ran)
             out.append(Distribution(test, gate, points))
     return tuple(out)
 
