@@ -1,0 +1,171 @@
+"""Deriving a gated profile from a thresholdless one and the fleet's baseline measurements.
+
+Per group (a GPU product, or the whole fleet) and planned test, every measured metric goes
+through the rule (:mod:`glimmer.baseline.rules`). Two checks then hold the result to its claims
+before anything is written: the linter (:mod:`glimmer.verdict.lint`, kind-aware) must find no
+problem with a derived gate, or the gate is dropped and the reason kept; and every clean
+unit's measurements must pass every derived gate under the real evaluation
+(:mod:`glimmer.verdict.evaluate`), or the derivation stops: a profile that fails the healthy
+parts it was measured on is never written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from glimmer.baseline.collect import ALL_NODES, Collection, TestSamples
+from glimmer.baseline.rules import (
+    DEFAULT_K,
+    DEFAULT_MIN_SAMPLES,
+    Declined,
+    Gate,
+    Skipped,
+    derive_gate,
+)
+from glimmer.baseline.suite import Planned, Suite, planned_tests
+from glimmer.errors import GlimmerError, InputError, Location
+from glimmer.verdict.evaluate import evaluate
+from glimmer.verdict.lint import lint_thresholds
+
+
+class GuaranteeBroken(GlimmerError):
+    """A derived gate would fail a clean unit it was derived from (a bug in the rule)."""
+
+
+@dataclass
+class DerivedTest:
+    """One planned test's derived gates, and what it declined or skipped."""
+
+    planned: Planned
+    results: int = 0
+    clean: int = 0
+    gates: list[Gate] = field(default_factory=list)
+    declined: list[Declined] = field(default_factory=list)
+    skipped: dict[Skipped, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class DerivedProfile:
+    """The profile for one group: named after the source, with a suffix when split."""
+
+    group: str
+    suffix: str  # "" when there is one group, else "-<product slug>"
+    tests: list[DerivedTest]
+
+
+@dataclass
+class Derivation:
+    suite: Suite
+    runs: list[str]
+    k: float
+    min_samples: int
+    profiles: list[DerivedProfile]
+    notes: list[str]
+
+
+def slug(product: str) -> str:
+    """A product label as a name suffix: lower case, runs of other characters as one dash."""
+    return re.sub(r"[^a-z0-9]+", "-", product.lower()).strip("-") or "unlabelled"
+
+
+def _lint(test: DerivedTest) -> None:
+    # A gate the linter finds fault with would make the profile fail `glimmer lint`: drop it
+    # and say why, rather than write a gate nobody should pin.
+    gates = [g.threshold.to_contract() for g in test.gates]
+    bad = {p.index: p.reason for p in lint_thresholds(gates, test.planned.kind)}
+    if not bad:
+        return
+    kept = []
+    for i, gate in enumerate(test.gates):
+        if i in bad:
+            test.declined.append(Declined(gate.threshold.metric, f"the linter: {bad[i]}"))
+        else:
+            kept.append(gate)
+    test.gates = kept
+
+
+def _check_guarantee(test: DerivedTest, samples: TestSamples) -> None:
+    gates = [g.threshold.to_contract() for g in test.gates]
+    for measured in samples.results:
+        if not measured.clean:
+            continue
+        outcome = evaluate(measured.metrics, measured.unmeasurable, gates)
+        if not outcome.passed:
+            raise GuaranteeBroken(
+                f"derived gate fails clean unit {measured.unit} of test {test.planned.name}: "
+                f"{outcome.message}"
+            )
+
+
+def _derive_test(planned: Planned, samples: TestSamples | None, k: float, n: int) -> DerivedTest:
+    test = DerivedTest(planned)
+    if samples is None:
+        return test
+    test.results = len(samples.results)
+    test.clean = sum(1 for m in samples.results if m.clean)
+    for name in sorted(samples.metrics):
+        outcome = derive_gate(samples.metrics[name], k=k, min_samples=n)
+        if isinstance(outcome, Gate):
+            test.gates.append(outcome)
+        elif isinstance(outcome, Declined):
+            test.declined.append(outcome)
+        else:
+            test.skipped.setdefault(outcome, []).append(name)
+    _lint(test)
+    _check_guarantee(test, samples)
+    return test
+
+
+def _kind_notes(collection: Collection, planned: list[Planned]) -> list[str]:
+    kinds = {p.name: p.kind for p in planned}
+    notes = []
+    for (group, name), samples in sorted(collection.tests.items()):
+        where = f" ({group})" if group != ALL_NODES else ""
+        if name not in kinds:
+            notes.append(f"results of {name!r}{where} match no planned test of the profile")
+        elif samples.kind != kinds[name]:
+            notes.append(
+                f"results of {name!r}{where} are of kind {samples.kind}, the profile's test is "
+                f"{kinds[name]}: not used"
+            )
+    return notes
+
+
+def derive(
+    suite: Suite,
+    collection: Collection,
+    *,
+    k: float = DEFAULT_K,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+) -> Derivation:
+    """The gated profile(s) the rule derives from ``collection`` for ``suite``'s tests.
+
+    One profile per group of the collection (one, unless split by GPU product). Raises
+    InputError when the runs measured none of the profile's tests, and GuaranteeBroken if a
+    derived gate would fail a clean unit.
+    """
+    planned = planned_tests(suite)
+    usable = {
+        key: s
+        for key, s in collection.tests.items()
+        if any(p.name == s.test and p.kind == s.kind for p in planned)
+    }
+    if not usable:
+        raise InputError(
+            f"the runs given ({', '.join(collection.runs)}) measured none of the tests of "
+            f"profile {suite.profile.name!r}; derive with the profile the baseline ran",
+            Location(field="--profile"),
+        )
+    groups = sorted({g for g, _ in usable})
+    split = len(groups) > 1
+    profiles = [
+        DerivedProfile(
+            group,
+            f"-{slug(group)}" if split else "",
+            [_derive_test(p, usable.get((group, p.name)), k, min_samples) for p in planned],
+        )
+        for group in groups
+    ]
+    notes = [*collection.notes, *_kind_notes(collection, planned)]
+    return Derivation(suite, collection.runs, k, min_samples, profiles, notes)
