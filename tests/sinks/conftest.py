@@ -16,8 +16,8 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from fake_clock import FakeClock  # noqa: E402
 from receiver import Receiver  # noqa: E402
+from sink_doubles import FakeClock  # noqa: E402
 
 
 @pytest.fixture

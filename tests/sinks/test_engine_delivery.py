@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from engine_world import GATE_MISCOMPARES, ScriptedRunner, reply, run_object, spec_of, world
-from fake_clock import FakeClock
 from receiver import Receiver
+from sink_doubles import FakeClock, Gate
 
 from glimmer.api.load import load_text, of_kind
 from glimmer.api.sink import BurnInSink
@@ -18,8 +18,7 @@ from glimmer.backends.sim_driver import settled
 from glimmer.contract.vocab import Phase
 from glimmer.engine.keys import PENDING_DELIVERY_ANNOTATION
 from glimmer.sinks.config import sinks_from_specs
-from glimmer.sinks.envelope import Envelope, delivery_id
-from glimmer.sinks.errors import DeliveryError
+from glimmer.sinks.envelope import delivery_id
 from glimmer.sinks.jsonl import JsonlSink
 from glimmer.sinks.outbox import Outbox
 from glimmer.sinks.sender import RetryPolicy, Sender
@@ -28,25 +27,6 @@ from glimmer.sinks.sinkset import SinkSet
 GATED = spec_of("gpu-burn", thresholds=[GATE_MISCOMPARES])
 QUICK = RetryPolicy(attempts=2, base=1.0, cap=2.0, timeout=0.3, budget=15.0)
 DAY = 86_400.0
-
-
-class Gate:
-    """A sink that refuses (retryably, or as a bug would: any exception) while ``down``."""
-
-    def __init__(self, ident: str = "gate", bug: bool = False) -> None:
-        self.ident = ident
-        self.down = True
-        self.bug = bug
-        self.got: list[Envelope] = []
-        self.tries = 0
-
-    def send(self, envelope: Envelope, body: bytes, timeout: float) -> None:
-        self.tries += 1
-        if self.down:
-            if self.bug:
-                raise RuntimeError("sink bug")
-            raise DeliveryError("receiver down")
-        self.got.append(envelope)
 
 
 def two_node_world(**profile_spec: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fake_clock import FakeClock
+from sink_doubles import FakeClock
 
 from glimmer.sinks.errors import DeliveryError
 from glimmer.sinks.sender import CLI_POLICY, OPERATOR_POLICY, RetryPolicy, Sender

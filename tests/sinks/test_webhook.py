@@ -8,36 +8,19 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fake_clock import FakeClock
 from receiver import Receiver
+from sink_doubles import FakeClock, an_envelope
 
-from glimmer.api.run import BurnInRun
 from glimmer.sinks.base import encode
-from glimmer.sinks.envelope import TEST_COMPLETED, Envelope, Transition, build_envelope
 from glimmer.sinks.errors import DeliveryError
 from glimmer.sinks.sender import CLI_POLICY, RetryPolicy, Sender
 from glimmer.sinks.signing import SIGNATURE_HEADER, SigningSecret, verify
 from glimmer.sinks.webhook import MAX_QUOTED_BODY, WebhookSink
 
 FAST = RetryPolicy(attempts=6, base=2.0, cap=120.0, jitter=0.25, timeout=0.3)
-
-
-def an_envelope(key: str = "burn/gpu-01") -> Envelope:
-    run = BurnInRun.model_validate(
-        {
-            "apiVersion": "burnin.glimmer.ai/v1alpha1",
-            "kind": "BurnInRun",
-            "metadata": {"name": "accept-1", "namespace": "lab", "uid": "u-1"},
-            "spec": {"profileRef": "p", "target": {"nodeNames": ["gpu-01"]}},
-            "status": {"phase": "Running"},
-        }
-    )
-    at = datetime(2026, 9, 1, tzinfo=UTC)
-    return build_envelope(Transition(TEST_COMPLETED, key, run), sent_at=at)
 
 
 def send(sink: WebhookSink, clock: FakeClock, policy: RetryPolicy = FAST) -> int:
