@@ -28,7 +28,10 @@ def test_the_page_has_the_shape_of_the_spec_example() -> None:
 def test_violations_carry_their_cause_and_errors_say_the_hardware_was_not_judged() -> None:
     failed = render_markdown(assemble(load_run("pair-failed"), stamp=STAMP))
     assert "- **bandwidthGbps** — bandwidthGbps: got 200.12, need GreaterThanOrEqual 360" in failed
-    assert "_The hardware fell short of the gate. This one is about the part._" in failed
+    assert (
+        "_The link fell short of the gate. This one is about the link, not either endpoint._"
+        in failed
+    )
     mixed = render_markdown(assemble(load_run("mixed-outcomes"), stamp=STAMP))
     assert "### results with no node" in mixed
     assert "The hardware was NOT judged" in mixed

@@ -219,7 +219,7 @@ def _unit(unit: Unit) -> list[str]:
     for v in unit.violations:
         items.append(
             f"<li><strong>{_e(v.metric)}</strong> — {_e(v.reason)}<br>"
-            f'<span class="note">{_e(cause_sentence(v.cause))}</span></li>'
+            f'<span class="note">{_e(cause_sentence(v.cause, unit.is_link))}</span></li>'
         )
     if unit.word == "ERROR":
         items.append(

@@ -101,7 +101,7 @@ def _detail(unit: Unit) -> list[str]:
     out = ["", f"#### {code(unit.name)} — {unit.word}"]
     for v in unit.violations:
         out.append(f"- **{esc(v.metric)}** — {esc(v.reason or '')}")
-        out.append(f"  _{cause_sentence(v.cause)}_")
+        out.append(f"  _{cause_sentence(v.cause, unit.is_link)}_")
     if unit.word == "FAIL" and not unit.violations:
         out.append(f"- **FAIL** (the runner's own verdict) — {esc(unit.message)}")
     elif unit.word == "ERROR":

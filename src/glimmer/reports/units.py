@@ -176,8 +176,10 @@ def who_acts(cause: str | None) -> str:
     return _WHO_ACTS.get(cause or "", f"cause {cause or 'not stated'}")
 
 
-def cause_sentence(cause: str | None) -> str:
+def cause_sentence(cause: str | None, link: bool = False) -> str:
     """A sentence saying what a violation's cause means for the reader."""
+    if link and cause == "Measurement":
+        return "The link fell short of the gate. This one is about the link, not either endpoint."
     return _CAUSE_SENTENCE.get(cause or "", f"Cause: {cause or 'not stated'}.")
 
 
