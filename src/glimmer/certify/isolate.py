@@ -156,10 +156,14 @@ class _Isolation:
             return failed  # the template already runs without MNNVL: nothing hides behind it
         cells = [c for c in screens if len(c.nodes) > 1]
         probes = [
-            Probe(f"screen-no-nvl-{c.domains[0] if c.domains else c.name}", c.nodes, Stage.RETEST,
-                  nvlink=False)
+            Probe(
+                f"screen-no-nvl-{c.domains[0] if c.domains else c.name}",
+                c.nodes,
+                Stage.RETEST,
+                nvlink=False,
+            )
             for c in cells
-        ]  # fmt: skip
+        ]
         for c, p, out in zip(cells, probes, self.rounds.run(probes), strict=True):
             if out.passed:
                 continue
@@ -174,8 +178,11 @@ class _Isolation:
     def _cross_rack(
         self, screens: list[Cell], failed: dict[tuple[str, ...], _Failed]
     ) -> dict[tuple[str, ...], _Failed]:
-        reps = [next(n for n in c.nodes if n in self.healthy) for c in screens
-                if any(n in self.healthy for n in c.nodes)]  # fmt: skip
+        reps = [
+            next(n for n in c.nodes if n in self.healthy)
+            for c in screens
+            if any(n in self.healthy for n in c.nodes)
+        ]
         if len(reps) < 2:
             return failed
         nodes = tuple(sorted(reps))
@@ -184,8 +191,9 @@ class _Isolation:
         if not out.passed:
             self._unpass(nodes)
             doms = tuple(sorted({self.domain_of.get(n, "") for n in nodes} - {""}))
-            failed[nodes] = _Failed(Cell(probe.name, nodes, doms), (self._why(probe, out),),
-                                    out.reason)  # fmt: skip
+            failed[nodes] = _Failed(
+                Cell(probe.name, nodes, doms), (self._why(probe, out),), out.reason
+            )
         return failed
 
     def _bisect(self, failed: dict[tuple[str, ...], _Failed]) -> None:

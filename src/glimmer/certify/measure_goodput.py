@@ -193,8 +193,11 @@ def parse_training(text: str, profile: TrainingProfile = MEGATRON) -> Goodput | 
                 continue
             units = pats["trainingStep"][1]
             gd = hit.groupdict()
-            elapsed = _seconds(gd["elapsedTime"], units.get("elapsedTime", "s")) if gd.get(
-                "elapsedTime") else None  # fmt: skip
+            elapsed = (
+                _seconds(gd["elapsedTime"], units.get("elapsedTime", "s"))
+                if gd.get("elapsedTime")
+                else None
+            )
             tflops = float(gd["tflops"]) if gd.get("tflops") else None
             warm = since_boundary < profile.warmup_steps or bool(
                 "warmupStep" in pats and pats["warmupStep"][0].search(line)

@@ -1,0 +1,132 @@
+"""The NCCL test oracle on the simulator: run a collective over a group, read its log with the
+nccl-tests parser, and judge the peak bus bandwidth (specs/certify.md §7.5).
+
+A certification's own ``busBandwidthGBps`` / ``algBandwidthGBps`` thresholds win; without them
+the group must reach :data:`~glimmer.certify.measure_expect.PASS_FRACTION` of what its path
+should carry (the architecture's NVLink figure, or its NICs). The same oracle screens groups
+and drives isolation, so a verdict means the same thing at every stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from glimmer.certify.isolate_types import Outcome, Probe
+from glimmer.certify.measure import NCCL_BANDWIDTH, SizeResult, merge, parse_table
+from glimmer.certify.measure_expect import (
+    Figure,
+    floor,
+    network_expectation,
+    nvlink_expectation,
+)
+from glimmer.certify.measure_threshold import ThresholdError, holds
+from glimmer.certify.sim_nccl import GIB, JobLog, NcclJob, rails_of, run_nccl
+from glimmer.certify.sim_result import GroupRun
+from glimmer.sim.runners.node import view
+from glimmer.sim.twin import FleetSim
+
+ITERS = 100  # nccl-tests -n (§2.2 numIterations default)
+JOB_OVERHEAD_S = 60.0  # pods scheduled, MPI launched, NCCL initialised
+
+
+@dataclass
+class NcclOracle:
+    twin: FleetSim
+    collective: str
+    model: str
+    thresholds: Mapping[str, str] = field(default_factory=dict)
+    max_bytes: int = 16 * GIB
+    seed: int = 0
+    runs: dict[str, GroupRun] = field(default_factory=dict)
+    rows: dict[str, list[SizeResult]] = field(default_factory=dict)
+    seconds: dict[tuple[str, tuple[str, ...]], float] = field(default_factory=dict)
+
+    def expectation(self, nodes: tuple[str, ...], path: str) -> Figure | None:
+        if path == "nvlink":
+            return nvlink_expectation(self.model, self.collective)
+        views = [v for v in (view(self.twin, n, 0.0) for n in nodes) if v is not None]
+        rails = [rails_of(v) for v in views]
+        common = set.intersection(*(set(r) for r in rails)) if rails else set()
+        if not common:
+            return None
+        speed = min(nic.speed_gbps for v in views for nic in v.backend_nics if nic.rail in common)
+        return network_expectation(len(common), speed)
+
+    def judge(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> GroupRun:
+        """Run and judge one group; the verdict is also kept under ``name``."""
+        job = NcclJob(name, self.collective, nodes, nvlink, self.max_bytes, seed=self.seed)
+        log = run_nccl(self.twin, job)
+        run = self._judge(name, nodes, nvlink, log)
+        self.runs[name] = run
+        table = parse_table(log.text)
+        self.rows[name] = merge([], NCCL_BANDWIDTH.parse(log.text))
+        self.seconds[(name, nodes)] = JOB_OVERHEAD_S + sum(
+            (r.out_of_place.time_us + r.in_place.time_us) * ITERS / 1e6 for r in table.rows
+        )
+        return run
+
+    def _judge(self, name: str, nodes: tuple[str, ...], nvlink: bool, log: JobLog) -> GroupRun:
+        where = f"{log.path}, MNNVL {'on' if nvlink else 'off'}"
+        table = parse_table(log.text)
+        peak, alg = table.peak_bus_bw(), table.peak_alg_bw()
+        base = GroupRun(name, nodes, "busBandwidthGBps", False, peak, path=log.path)
+        if log.exit_code and not table.rows:
+            return _with(base, reason=f"{self.collective} did not run: {log.error}")
+        if table.wrong:
+            return _with(
+                base, reason=f"{table.wrong} incorrect elements (#wrong) in {self.collective}"
+            )
+        if peak is None:
+            return _with(base, reason="no bandwidth data was parsed from the log")
+        expected = self.expectation(nodes, log.path)
+        exp_value = expected.value if expected else None
+        source = expected.source if expected else ""
+        measured = {"busBandwidthGBps": peak, "algBandwidthGBps": alg or 0.0}
+        gates = {k: v for k, v in self.thresholds.items() if k in measured}
+        if gates:
+            for key in sorted(gates):
+                try:
+                    ok = holds(gates[key], measured[key])
+                except ThresholdError as e:
+                    return _with(
+                        base,
+                        expected=exp_value,
+                        source=source,
+                        reason=f"threshold {key} is invalid: {e}",
+                    )
+                if not ok:
+                    return _with(
+                        base,
+                        expected=exp_value,
+                        source=source,
+                        reason=f'Threshold "{key}" violated: measured '
+                        f"{measured[key]:.4f}, expression: {gates[key]} ({where})",
+                    )
+            return _with(base, passed=True, expected=exp_value, source=source)
+        if expected is None:
+            # No sourced figure for this part and path, and no threshold: completion and
+            # correctness are all that can be judged.
+            return _with(base, passed=True, reason="no expectation for this part and path")
+        line = floor(expected)
+        if peak < line:
+            return _with(
+                base,
+                expected=exp_value,
+                floor=line,
+                source=source,
+                reason=f"{self.collective} busbw {peak:.2f} GB/s < floor {line:.2f} "
+                f"GB/s (0.9 x {exp_value:.1f} expected; {where})",
+            )
+        return _with(base, passed=True, expected=exp_value, floor=line, source=source)
+
+    def __call__(self, probe: Probe) -> Outcome:
+        run = self.judge(probe.name, probe.nodes, probe.nvlink)
+        reason = run.reason
+        if not run.passed:
+            reason = f"{run.reason} [{', '.join(probe.nodes)}]"
+        return Outcome(run.passed, run.measured, reason)
+
+
+def _with(base: GroupRun, **changes: object) -> GroupRun:
+    return replace(base, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,266 @@
+"""The result document of a certification run (specs/certify.md §8, JSON report), as values,
+with its JSON form both ways so ``glimmer certify report`` can print a saved run.
+
+The §8 fields are kept by name (``name``, ``platform``, ``gpu``, ``totalNodes``,
+``excludedNodes``, ``exclusionReason``, ``categories[]``, ``failedNodes``, ``result``,
+``nodeResults[]``); we add per-category ``groups[]`` (measured vs expected per group),
+``failedNodeReasons[]`` (the §2.1 FailedNode: name, reason, message) and ``isolation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from glimmer.certify.measure import SizeResult
+from glimmer.errors import InputError
+
+PASSED, INCOMPLETE, FAILED = "PASSED", "INCOMPLETE", "FAILED"
+# §2.1 FailedNode reasons.
+HARDWARE, THRESHOLD, WORKLOAD = "HardwareFailureDetected", "ThresholdViolation", "WorkloadFailed"
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """One job of a category: its group, what it measured against what was expected."""
+
+    name: str
+    nodes: tuple[str, ...]
+    metric: str  # busBandwidthGBps | goodputRatio | dcgmLevel
+    passed: bool
+    measured: float | None = None
+    expected: float | None = None
+    floor: float | None = None
+    path: str = ""  # nvlink | network | node
+    reason: str = ""
+    source: str = ""  # where the expectation comes from
+
+
+@dataclass(frozen=True)
+class FailedNode:
+    name: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Isolation:
+    rounds: int
+    jobs: int
+    message: str
+    infrastructure: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CategoryResult:
+    domain: str
+    variant: str
+    status: str  # Succeeded | Failed
+    test_scale: str
+    nodes_per_job: int
+    runtime_s: float
+    mnnvl: bool | None
+    groups: tuple[GroupRun, ...]
+    failed_nodes: tuple[FailedNode, ...] = ()
+    failure_reason: str = ""
+    bandwidth: tuple[SizeResult, ...] = ()
+    training: Mapping[str, float] = field(default_factory=dict)
+    isolation: Isolation | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.domain}/{self.variant}"
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "Succeeded"
+
+
+@dataclass(frozen=True)
+class CertResult:
+    name: str
+    fleet: str
+    gpu: str
+    total_nodes: int
+    excluded_nodes: tuple[str, ...]
+    exclusion_reason: str
+    categories: tuple[CategoryResult, ...]
+    node_racks: Mapping[str, str]
+    faults: tuple[str, ...] = ()
+    seed: int = 0
+    platform: str = "simulator"
+
+    @property
+    def failed_nodes(self) -> list[str]:
+        return sorted({f.name for c in self.categories for f in c.failed_nodes})
+
+    @property
+    def result(self) -> str:
+        if any(not c.passed for c in self.categories):
+            return FAILED
+        return INCOMPLETE if self.excluded_nodes else PASSED
+
+
+def runtime_text(seconds: float) -> str:
+    """ "6m 47s" as the report writes durations."""
+    s = round(seconds)
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h {m}m {s}s" if h else f"{m}m {s}s"
+
+
+# ---- JSON ------------------------------------------------------------------------------------
+
+
+def _group_doc(g: GroupRun) -> dict[str, Any]:
+    return {
+        "name": g.name,
+        "nodes": list(g.nodes),
+        "metric": g.metric,
+        "passed": g.passed,
+        "measured": g.measured,
+        "expected": g.expected,
+        "floor": g.floor,
+        "path": g.path,
+        "reason": g.reason,
+        "source": g.source,
+    }
+
+
+def _category_doc(c: CategoryResult) -> dict[str, Any]:
+    failed_groups = [g for g in c.groups if not g.passed]
+    return {
+        "domain": c.domain,
+        "variant": c.variant,
+        "status": c.status,
+        "failureReason": c.failure_reason,
+        "runtime": runtime_text(c.runtime_s),
+        "runtimeSeconds": round(c.runtime_s, 3),
+        "testScale": c.test_scale,
+        "nodesPerJob": c.nodes_per_job,
+        "jobs": len(c.groups) + (c.isolation.jobs if c.isolation else 0),
+        "mnnvl": c.mnnvl,
+        "bandwidth": [
+            {
+                "size": b.size,
+                "algBW": round(b.alg_bw, 2),
+                "busBW": round(b.bus_bw, 2),
+                "samples": b.samples,
+            }
+            for b in c.bandwidth
+        ],
+        "training": dict(c.training),
+        "groups": [_group_doc(g) for g in c.groups],
+        "failedGroups": [
+            {"name": g.name, "nodeCount": len(g.nodes), "nodes": list(g.nodes), "reason": g.reason}
+            for g in failed_groups
+        ],
+        "failedNodeReasons": [
+            {"name": f.name, "reason": f.reason, "message": f.message} for f in c.failed_nodes
+        ],
+        "isolation": None
+        if c.isolation is None
+        else {
+            "rounds": c.isolation.rounds,
+            "jobs": c.isolation.jobs,
+            "message": c.isolation.message,
+            "infrastructure": list(c.isolation.infrastructure),
+        },
+    }
+
+
+def to_doc(r: CertResult) -> dict[str, Any]:
+    """The JSON result document."""
+    failed = set(r.failed_nodes)
+    group_of: dict[str, str] = {}
+    for c in r.categories:
+        for g in c.groups:
+            for n in g.nodes:
+                group_of.setdefault(n, g.name)
+    return {
+        "name": r.name,
+        "platform": r.platform,
+        "fleet": r.fleet,
+        "seed": r.seed,
+        "faults": list(r.faults),
+        "gpu": r.gpu,
+        "totalNodes": r.total_nodes,
+        "excludedNodes": list(r.excluded_nodes),
+        "exclusionReason": r.exclusion_reason,
+        "categories": [_category_doc(c) for c in r.categories],
+        "failedNodes": r.failed_nodes,
+        "result": r.result,
+        "nodeResults": [
+            {
+                "name": n,
+                "group": group_of.get(n, ""),
+                "rack": rack,
+                "status": "Failed" if n in failed else "Passed",
+            }
+            for n, rack in sorted(r.node_racks.items())
+        ],
+    }
+
+
+def _group(d: Mapping[str, Any]) -> GroupRun:
+    return GroupRun(
+        d["name"],
+        tuple(d["nodes"]),
+        d["metric"],
+        bool(d["passed"]),
+        d.get("measured"),
+        d.get("expected"),
+        d.get("floor"),
+        d.get("path", ""),
+        d.get("reason", ""),
+        d.get("source", ""),
+    )
+
+
+def _category(d: Mapping[str, Any]) -> CategoryResult:
+    iso = d.get("isolation")
+    return CategoryResult(
+        domain=d["domain"],
+        variant=d["variant"],
+        status=d["status"],
+        test_scale=d.get("testScale", ""),
+        nodes_per_job=int(d.get("nodesPerJob", 0)),
+        runtime_s=float(d.get("runtimeSeconds", 0.0)),
+        mnnvl=d.get("mnnvl"),
+        groups=tuple(_group(g) for g in d.get("groups", [])),
+        failed_nodes=tuple(
+            FailedNode(f["name"], f["reason"], f["message"]) for f in d.get("failedNodeReasons", [])
+        ),
+        failure_reason=d.get("failureReason", ""),
+        bandwidth=tuple(
+            SizeResult(b["size"], b["algBW"], b["busBW"], b["samples"])
+            for b in d.get("bandwidth", [])
+        ),
+        training=dict(d.get("training", {})),
+        isolation=None
+        if not iso
+        else Isolation(iso["rounds"], iso["jobs"], iso["message"], tuple(iso["infrastructure"])),
+    )
+
+
+def from_doc(doc: Any, source: str = "") -> CertResult:
+    """A CertResult from its JSON document; InputError when it is not one."""
+    try:
+        return CertResult(
+            name=doc["name"],
+            fleet=doc.get("fleet", ""),
+            gpu=doc["gpu"],
+            total_nodes=int(doc["totalNodes"]),
+            excluded_nodes=tuple(doc.get("excludedNodes", [])),
+            exclusion_reason=doc.get("exclusionReason", ""),
+            categories=tuple(_category(c) for c in doc["categories"]),
+            node_racks={n["name"]: n.get("rack", "") for n in doc.get("nodeResults", [])},
+            faults=tuple(doc.get("faults", [])),
+            seed=int(doc.get("seed", 0)),
+            platform=doc.get("platform", "simulator"),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise InputError(
+            f"not a certification result document ({type(e).__name__}: {e})",
+        ) from None
