@@ -1,0 +1,96 @@
+"""``glimmer report RUN --format … -o DIR``: files written, paths printed, bad input exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from glimmer.cli.app import main
+
+RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
+
+
+def test_all_formats_are_written_and_their_paths_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = RUNS / "pair-failed.json"
+    assert main(["report", str(run), "--format", "all", "-o", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out.split()
+    expected = [
+        "junit.xml",
+        "burn-in-report.html",
+        "burnin-report.md",
+        "diag-nvl-node-0004.json",
+        "diag-nvl-node-0005.json",
+    ]
+    assert printed == [str(tmp_path / name) for name in expected]
+    assert all((tmp_path / name).stat().st_size > 0 for name in expected)
+    doc = json.loads((tmp_path / "diag-nvl-node-0004.json").read_text(encoding="utf-8"))
+    assert doc["Overall Result"] == "Fail"
+
+
+def test_formats_can_be_picked_and_a_yaml_run_reads_the_same(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads((RUNS / "mixed-outcomes.json").read_text(encoding="utf-8"))
+    run = tmp_path / "run.yaml"
+    run.write_text(yaml.safe_dump(data), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["report", str(run), "-f", "md,junit", "-f", "nvvs", "-o", str(out)]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(
+        [
+            "burnin-report.md",
+            "junit.xml",
+            "diag-hgx-node-0002.json",
+            "diag-nvl-node-0002.json",
+            "diag.json",
+        ]
+    )
+    assert "Burn-in report — `lab/mixed-1`" in (out / "burnin-report.md").read_text("utf-8")
+    capsys.readouterr()
+
+
+def test_a_fleet_places_nodes_in_their_racks(tmp_path: Path) -> None:
+    run = RUNS / "acceptance-failed.json"
+    args = ["report", str(run), "-f", "html", "-o", str(tmp_path), "--fleet", "ai-factory"]
+    assert main(args) == 0
+    page = (tmp_path / "burn-in-report.html").read_text(encoding="utf-8")
+    assert "Racks from the fleet topology" in page and "nvl-a" in page
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["no-such-run.json"], "no such file"),
+        ([str(RUNS / "pair-failed.json"), "-f", "pdf"], "unknown report format 'pdf'"),
+        ([str(RUNS / "pair-failed.json"), "--fleet", "no-such-fleet"], "no-such-fleet"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", *args, "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_that_is_not_a_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInRun"}', "utf-8")
+    assert main(["report", str(bad), "-o", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(
+        "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInProfile\nmetadata: {name: p}\n"
+        "spec: {tests: [{testRef: x}]}\n",
+        "utf-8",
+    )
+    assert main(["report", str(profile), "-o", str(tmp_path / "out")]) == 2
+    assert "expected exactly one BurnInRun" in capsys.readouterr().err
