@@ -11,7 +11,7 @@ import sys
 import typer
 
 from glimmer import __version__
-from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, report_cmd, resources, run_cmd
+from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, report_cmd, resources, run_cmd, sink_cmd
 from glimmer.errors import InputError, InputErrors
 
 app = typer.Typer(
@@ -45,6 +45,7 @@ metrics_cmd.register(app)
 fleet.register(app)
 demo.register(app)
 report_cmd.register(app)
+sink_cmd.register(app)
 
 
 def _say_error(error: InputError) -> None:

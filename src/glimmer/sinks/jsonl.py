@@ -46,12 +46,13 @@ def read_jsonl(path: Path) -> Iterator[Envelope]:
     """Every complete envelope line of ``path`` in order (a torn or foreign line is skipped)."""
     with path.open("rb") as f:
         for line in f:
-            envelope = _decode(line)
+            envelope = decode_line(line)
             if envelope is not None:
                 yield envelope
 
 
-def _decode(line: bytes) -> Envelope | None:
+def decode_line(line: bytes) -> Envelope | None:
+    """One envelope line, or None for a torn or foreign line."""
     try:
         value: Any = json.loads(line)
     except ValueError:
