@@ -1,0 +1,11 @@
+"""Baseline test helpers (tests/baseline/baseline_world.py) importable from the tests here and
+from tests/cli."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
