@@ -336,7 +336,7 @@ def _training(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -
                 "goodputRatio",
                 not reason,
                 got.ratio,
-                GOODPUT_MIN.value if "goodputRatio" not in o.thresholds else None,
+                floor=GOODPUT_MIN.value if "goodputRatio" not in o.thresholds else None,
                 path="nvlink" if mnnvl else "network",
                 reason=reason,
                 source=GOODPUT_MIN.source,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glimmer.certify.measure import SizeResult
-from glimmer.errors import InputError
+from glimmer.errors import InputError, Location
 
 PASSED, INCOMPLETE, FAILED = "PASSED", "INCOMPLETE", "FAILED"
 # §2.1 FailedNode reasons.
@@ -263,4 +263,5 @@ def from_doc(doc: Any, source: str = "") -> CertResult:
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise InputError(
             f"not a certification result document ({type(e).__name__}: {e})",
+            Location(file=source or None),
         ) from None

@@ -59,7 +59,7 @@ class TrainingLog:
     text: str
     exit_code: int
     error: str = ""
-    crashed_on: tuple[str, ...] = ()
+    crashed_on: tuple[str, ...] = ()  # the nodes the failure log names
 
 
 def _stamp(t: float) -> str:
@@ -90,11 +90,11 @@ def run_training(twin: FleetSim, job: TrainingJob) -> TrainingLog:
     for n, v in zip(job.nodes, views, strict=True):
         if v is None or not v.visible or v.level("gpu_operand_unavailable") > 0:
             msg = f"{n}: torch.cuda.is_available() is False: no NVIDIA device in the pod"
-            return TrainingLog(f"{_stamp(0)} {msg}\n", 1, msg)
+            return TrainingLog(f"{_stamp(0)} {msg}\n", 1, msg, (n,))
         for nic in v.backend_nics:
             if len(nvs) > 1 and v.nic_level(nic.key, "nic_link_down") > 0:
                 msg = f"{n}: NCCL error: NET/IB : {nic.name} port state DOWN"
-                return TrainingLog(f"{_stamp(0)} {msg}\n", 1, msg)
+                return TrainingLog(f"{_stamp(0)} {msg}\n", 1, msg, (n,))
     words = np.frombuffer(
         hashlib.sha256(f"{job.seed}|{job.name}|{job.nodes}".encode()).digest()[:16], np.uint32
     )

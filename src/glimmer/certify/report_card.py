@@ -1,0 +1,130 @@
+"""The human report card of a certification (specs/certify.md §8): a header box, one box per
+category, a summary box.
+
+Each category box shows status, duration, nodes per job, jobs and MNNVL; for collectives the
+largest message size's bandwidth and every group's measured figure beside its expectation and
+verdict; for training the goodput lines; then failed groups (reasons cut to the box) and the
+failed nodes with their reasons in full (wrapped, never cut: the reason is the evidence).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from glimmer.certify.sim_result import CategoryResult, CertResult, GroupRun, runtime_text
+
+WIDTH = 100
+INNER = WIDTH - 4
+
+
+def _box(title: str, lines: list[str]) -> list[str]:
+    top = f"┌─ {title} " + "─" * max(WIDTH - len(title) - 5, 0) + "┐"
+    body = [f"│ {line[:INNER]:<{INNER}} │" for line in lines]
+    return [top, *body, "└" + "─" * (WIDTH - 2) + "┘"]
+
+
+def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+    # Never split a host name at its hyphen: a wrapped name would not be found by grep.
+    return textwrap.wrap(
+        text, INNER, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} B"
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    return "-" if v is None else f"{v:.2f}{unit}"
+
+
+def _group_line(g: GroupRun) -> str:
+    verdict = "PASS" if g.passed else "FAIL"
+    if g.metric == "dcgmLevel":
+        return f"  {verdict}  {g.name:<24} {g.reason}".rstrip()
+    unit = " GB/s" if g.metric == "busBandwidthGBps" else ""
+    text = f"  {verdict}  {g.name:<20} {len(g.nodes):>4} nodes  {g.path or '-':<7}"
+    text += f" measured {_num(g.measured, unit)}"
+    if g.expected is not None:
+        text += f"  expected {_num(g.expected, unit)}"
+    if g.floor is not None:
+        text += f" (floor {g.floor:.2f})"
+    return text
+
+
+def _category(c: CategoryResult) -> list[str]:
+    mnnvl = "" if c.mnnvl is None else f"   MNNVL: {'Enabled' if c.mnnvl else 'Disabled'}"
+    jobs = len(c.groups) + (c.isolation.jobs if c.isolation else 0)
+    lines = [
+        f"Status: {c.status}   Duration: {runtime_text(c.runtime_s)}   Jobs: {jobs}",
+        f"Test scale: {c.test_scale}   Nodes/Job: {c.nodes_per_job}{mnnvl}",
+    ]
+    if c.bandwidth:
+        big = max(c.bandwidth, key=lambda b: b.size)
+        lines += [
+            f"{'Size':<10} {'AlgBW':>14} {'BusBW':>14} {'Samples':>8}",
+            f"{_size(big.size):<10} {big.alg_bw:>9.2f} GB/s {big.bus_bw:>9.2f} GB/s "
+            f"{big.samples:>8}",
+        ]
+    if c.training:
+        t = c.training
+        g = t.get("goodput")
+        if g is not None:
+            lines.append(f"Avg Runtime Goodput: {g:.2f} ({g * 100:.0f}%)")
+        lines.append(
+            f"Avg TFLOPs/GPU: {t.get('tflops', 0):.1f}   Avg Train Time: "
+            f"{runtime_text(t.get('trainTime', 0.0))}   Avg Step Time: {t.get('stepTime', 0):.3f}s"
+        )
+    shown = [g for g in c.groups if g.metric != "dcgmLevel" or not g.passed]
+    if shown:
+        lines.append("Groups:")
+        lines += [_group_line(g) for g in shown[:20]]
+        if len(shown) > 20:
+            lines.append(f"  … {len(shown) - 20} more")
+    elif c.groups:
+        lines.append(f"Groups: {len(c.groups)} one-node jobs, all passed")
+    failed = [g for g in c.groups if not g.passed]
+    if failed:
+        lines.append("Failed groups:")
+        lines += [f"  {g.name} ({len(g.nodes)} nodes): {g.reason}"[:INNER] for g in failed]
+    if c.isolation:
+        iso = c.isolation
+        lines.append(f"Isolation: {iso.rounds} rounds, {iso.jobs} jobs: {iso.message}")
+        lines += [f"  infrastructure fault: {f}" for f in iso.infrastructure]
+    if c.failed_nodes:
+        lines.append("Failed nodes:")
+        for f in c.failed_nodes:
+            text = f"{f.name} ({f.reason}): {f.message}"
+            lines += _wrap(text, "  ", "      ")
+    if c.failure_reason:
+        lines += _wrap(f"Reason: {c.failure_reason}")
+    return _box(c.ref, lines)
+
+
+def render(r: CertResult) -> str:
+    """The whole card as text."""
+    excluded = f" ({len(r.excluded_nodes)} excluded)" if r.excluded_nodes else ""
+    head = [
+        f"Name: {r.name}",
+        f"Platform: {r.platform} (fleet {r.fleet}, seed {r.seed})",
+        f"GPU: {r.gpu}   Nodes: {r.total_nodes}{excluded}",
+    ]
+    if r.faults:
+        head.append(f"Planted faults: {', '.join(r.faults)}")
+    if r.exclusion_reason:
+        head += _wrap(f"Excluded: {r.exclusion_reason}: {', '.join(r.excluded_nodes)}")
+    out = _box("Certification Report", head)
+    for c in r.categories:
+        out += _category(c)
+    passed = sum(1 for c in r.categories if c.passed)
+    failed = r.failed_nodes
+    summary = [
+        f"Categories: {passed}/{len(r.categories)} passed",
+        *_wrap(f"Failed Nodes: {len(failed)}" + (f" ({', '.join(failed)})" if failed else "")),
+        f"Result: {r.result}",
+    ]
+    out += _box("Summary", summary)
+    return "\n".join(out) + "\n"

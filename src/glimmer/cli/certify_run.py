@@ -1,0 +1,103 @@
+"""``glimmer certify run`` and ``glimmer certify report``: a certification on the simulated fleet,
+and the report card of a saved result (specs/certify.md §8).
+
+Formatting only: selecting nodes, running categories, isolating and judging are
+:mod:`glimmer.certify`'s work. Exit codes: 0 certified (PASSED, or INCOMPLETE when nodes of
+other architectures were left out and nothing failed), 1 not certified (the failed nodes are
+named), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from glimmer.certify.report_card import render
+from glimmer.certify.sim_certify import certify
+from glimmer.certify.sim_result import FAILED, CertResult, from_doc, to_doc
+from glimmer.certify.sim_spec import CertSpec, from_mapping
+from glimmer.cli.output import print_json
+from glimmer.errors import InputError, Location
+from glimmer.fleet.faultspec import SYNTAX, parse_faults
+from glimmer.fleet.load import load_topology
+from glimmer.sim.twin import FleetSim, from_spec
+
+
+class Output(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+def _read_yaml(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", Location(file=path)) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"not valid YAML or JSON: {e}", Location(file=path)) from None
+
+
+def load_certification(path: str) -> CertSpec:
+    """The one Certification in ``path`` (``certify.glimmer.ai/v1alpha1``)."""
+    doc = _read_yaml(path)
+    if not isinstance(doc, dict):
+        raise InputError("expected one Certification document", Location(file=path))
+    return from_mapping(doc, path)
+
+
+def _exit_code(result: CertResult) -> int:
+    return 1 if result.result == FAILED else 0
+
+
+def run(
+    file: Annotated[str, typer.Option("--file", "-f", help="A Certification YAML file.")],
+    fleet: Annotated[
+        str, typer.Option("--fleet", help="Built-in fleet (ai-factory, hgx-1k …) or a file.")
+    ] = "ai-factory",
+    fault: Annotated[
+        list[str] | None, typer.Option("--fault", help=f"Plant a fault: {SYNTAX}. Repeatable.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the measurement noise.")] = 0,
+    output: Annotated[
+        Output, typer.Option("--output", "-o", help="table (the report card) or json.")
+    ] = Output.TABLE,
+) -> None:
+    """Run a Certification's categories on the simulated fleet, isolate bad nodes and print the
+    report card."""
+    spec = load_certification(file)
+    planted = parse_faults(list(fault or []))
+    twin = FleetSim(load_topology(fleet), [from_spec(f) for f in planted])
+    result = certify(twin, spec, seed=seed, faults=[f.render() for f in planted])
+    if output is Output.JSON:
+        print_json(to_doc(result))
+    else:
+        typer.echo(render(result), nl=False)
+    raise typer.Exit(_exit_code(result))
+
+
+def report(
+    result: Annotated[str, typer.Argument(help="A result saved from `certify run -o json`.")],
+) -> None:
+    """Print the report card of a saved certification result."""
+    try:
+        doc = json.loads(Path(result).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror}", Location(file=result)) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON: {e}", Location(file=result)) from None
+    got = from_doc(doc, result)
+    typer.echo(render(got), nl=False)
+    raise typer.Exit(_exit_code(got))
+
+
+def register(certify_app: typer.Typer) -> None:
+    """Add ``run`` and ``report`` to the ``certify`` sub-app."""
+    certify_app.command("run")(run)
+    certify_app.command("report")(report)

@@ -1,0 +1,158 @@
+"""``glimmer certify run`` / ``certify report``: the report card, JSON, exit codes, and the
+planted NIC fault on ai-factory named with its reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from glimmer.cli import certify_run
+from glimmer.errors import InputError
+
+CERT = """\
+apiVersion: certify.glimmer.ai/v1alpha1
+kind: Certification
+metadata: {name: nvl-acceptance, namespace: default}
+spec:
+  target:
+    nodeSelector: {nvidia.com/gpu.product: gb200_186gb}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: diagnose}
+    - domain: communication
+      variant: nccl-all-gather
+      options: {enableMNNVL: false}
+    - domain: diagnostics
+      variant: dcgm-level2
+    - domain: training
+      variant: nemotron5-8b
+"""
+
+
+def _main(argv: list[str]) -> int:
+    """The certify sub-app behind glimmer's own error policy (InputError: one line, exit 2)."""
+    app = typer.Typer()
+    sub = typer.Typer()
+    certify_run.register(sub)
+    app.add_typer(sub, name="certify")
+    try:
+        app(args=argv, standalone_mode=True)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 0
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+@pytest.fixture
+def cert(tmp_path: Path) -> Path:
+    path = tmp_path / "cert.yaml"
+    path.write_text(CERT)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = _main(["certify", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_healthy_fleet_is_certified(capsys: pytest.CaptureFixture[str], cert: Path) -> None:
+    code, out, _ = run(capsys, "run", "-f", str(cert), "--fleet", "ai-factory")
+    assert code == 0, out
+    assert "Certification Report" in out and "Result: PASSED" in out
+    assert "Categories: 4/4 passed" in out and "Failed Nodes: 0" in out
+    assert "communication/nccl-all-reduce" in out and "Avg Runtime Goodput" in out
+
+
+def test_planted_nic_fault_names_the_node_and_reason(
+    capsys: pytest.CaptureFixture[str], cert: Path
+) -> None:
+    code, out, _ = run(
+        capsys, "run", "-f", str(cert), "--fleet", "ai-factory",
+        "--fault", "nic_degraded@nic:nvl-node-0003/eth2",
+    )  # fmt: skip
+    assert code == 1, out
+    assert "Result: FAILED" in out and "Failed Nodes: 1 (nvl-node-0003)" in out
+    # The reason is the evidence: the collective, what it measured, the floor and the path.
+    assert "nvl-node-0003 (WorkloadFailed): all_reduce busbw" in out
+    assert "MNNVL off" in out and "< floor 168.48 GB/s" in out
+
+
+def test_nic_link_down_json_result(capsys: pytest.CaptureFixture[str], cert: Path) -> None:
+    code, out, _ = run(
+        capsys, "run", "-f", str(cert), "--fault", "nic_link_down@nic:nvl-node-0011/eth3",
+        "--output", "json",
+    )  # fmt: skip
+    doc = json.loads(out)
+    assert code == 1 and doc["result"] == "FAILED" and doc["failedNodes"] == ["nvl-node-0011"]
+    gather = doc["categories"][1]
+    assert gather["variant"] == "nccl-all-gather" and gather["status"] == "Failed"
+    (reason,) = gather["failedNodeReasons"]
+    assert reason["name"] == "nvl-node-0011" and "eth3 port state DOWN" in reason["message"]
+    assert gather["isolation"]["rounds"] > 0
+    training = doc["categories"][3]
+    assert training["status"] == "Failed" and "port state DOWN" in training["failureReason"] + str(
+        training["failedGroups"]
+    )
+    statuses = {n["name"]: n["status"] for n in doc["nodeResults"]}
+    assert statuses["nvl-node-0011"] == "Failed" and statuses["nvl-node-0000"] == "Passed"
+
+
+def test_report_prints_the_card_of_a_saved_result(
+    capsys: pytest.CaptureFixture[str], cert: Path, tmp_path: Path
+) -> None:
+    code, out, _ = run(
+        capsys, "run", "-f", str(cert), "--fault", "gpu_row_remap@gpu:nvl-node-0005/1", "-o", "json"
+    )
+    assert code == 1
+    saved = tmp_path / "result.json"
+    saved.write_text(out)
+    code2, card, _ = run(capsys, "report", str(saved))
+    assert code2 == 1
+    assert "nvl-node-0005 (WorkloadFailed): dcgmi diag --run 2" in card
+    assert "row remapping failed" in card and "Result: FAILED" in card
+
+
+def test_other_architectures_are_excluded_but_certified_nodes_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "all.yaml"
+    path.write_text(CERT.replace("    nodeSelector: {nvidia.com/gpu.product: gb200_186gb}\n", ""))
+    code, out, _ = run(capsys, "run", "-f", str(path))
+    assert code == 0 and "Result: INCOMPLETE" in out
+    assert "certified gb200_186gb only" in out and "hgx-node-0001" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "-f", "/nonexistent.yaml"], "cannot read file"),
+        (["run", "-f", "CERT", "--fault", "nic_degraded"], "missing '@'"),
+        (["run", "-f", "CERT", "--fleet", "no-such-fleet"], "no built-in fleet"),
+        (["report", "/nonexistent.json"], "cannot read file"),
+    ],
+)
+def test_bad_input_exits_2(
+    capsys: pytest.CaptureFixture[str], cert: Path, argv: list[str], needle: str
+) -> None:
+    code, _, err = run(capsys, *[str(cert) if a == "CERT" else a for a in argv])
+    assert code == 2 and needle in err
+
+
+def test_unknown_category_and_bad_option_are_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(CERT.replace("nccl-all-gather", "nccl-everything"))
+    code, _, err = run(capsys, "run", "-f", str(path))
+    assert code == 2 and "spec.categories[1]" in err and "not in the catalog" in err
+    path.write_text(CERT.replace("{testScale: diagnose}", "{testScale: sideways}"))
+    code, _, err = run(capsys, "run", "-f", str(path))
+    assert code == 2 and "testScale" in err
