@@ -19,6 +19,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from glimmer.api.pinned import PLAN_ANNOTATION
 from glimmer.api.run import BurnInRun
 from glimmer.backends.sim import SimBackend
 from glimmer.contract.vocab import Phase
@@ -106,7 +107,7 @@ class ProgressView:
         console: Console,
         *,
         live: bool,
-        interval: float = 0.1,
+        interval: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.console = console
@@ -116,7 +117,8 @@ class ProgressView:
         self._last_draw = -float("inf")
         self._start: float | None = None
         self._quarter = 0
-        self._latest: tuple[RunProgress, float] | None = None
+        self._latest: tuple[BurnInRun, float] | None = None
+        self._plan: tuple[str, int] | None = None
 
     def __enter__(self) -> ProgressView:
         if self._live is not None:
@@ -131,27 +133,42 @@ class ProgressView:
     ) -> None:
         if self._live is not None:
             if self._latest is not None:
-                self._live.update(self._render(*self._latest), refresh=True)
+                run, simulated = self._latest
+                self._live.update(self._render(progress_of(run), simulated), refresh=True)
             self._live.__exit__(kind, error, trace)
 
     def update(self, run: BurnInRun, backend: SimBackend) -> None:
-        """Record the run's progress after a pass; redraw or print when it is time."""
+        """Record the run after a pass; redraw or print when it is time.
+
+        Reading every unit's phase costs a walk over the plan and the results, too much to do
+        after each of the thousands of passes of a large run: between draws only the status
+        counters and the number of planned units (read once per plan) are looked at.
+        """
         if self._start is None:
             self._start = backend.t
-        progress = progress_of(run)
         simulated = backend.t - self._start
-        self._latest = (progress, simulated)
+        self._latest = (run, simulated)
         if self._live is not None:
             now = self.clock()
             if now - self._last_draw >= self.interval:
                 self._last_draw = now
-                self._live.update(self._render(progress, simulated), refresh=True)
+                self._live.update(self._render(progress_of(run), simulated), refresh=True)
             return
-        crossed = sum(1 for q in QUARTERS if progress.total and progress.fraction >= q)
+        total = self._total(run)
+        status = run.status
+        counted = status.passed + status.failed + status.errored + status.skipped if status else 0
+        crossed = sum(1 for q in QUARTERS if total and counted >= q * total)
         if crossed > self._quarter:
             self._quarter = crossed
+            progress = progress_of(run)
             pct = round(progress.fraction * 100)
             self.console.print(f"  [{pct:3d}%] {summary(progress, simulated)}", markup=False)
+
+    def _total(self, run: BurnInRun) -> int:
+        plan = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
+        if plan is None or self._plan is None or plan != self._plan[0]:
+            self._plan = (plan or "", progress_of(run).total)
+        return self._plan[1]
 
     def _render(self, progress: RunProgress, simulated: float) -> RenderableType:
         bar = Table.grid(padding=(0, 1))

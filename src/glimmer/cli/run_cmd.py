@@ -159,7 +159,9 @@ def run(
     ] = None,
     max_concurrent: Annotated[
         int | None,
-        typer.Option("--max-concurrent", help="Nodes under load at once (default: all)."),
+        typer.Option(
+            "--max-concurrent", help="Nodes under load at once (default: all targets, up to 64)."
+        ),
     ] = None,
     fault: Annotated[
         list[str] | None,
