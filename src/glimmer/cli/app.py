@@ -11,7 +11,18 @@ import sys
 import typer
 
 from glimmer import __version__
-from glimmer.cli import demo, fleet, lint_cmd, metrics_cmd, report_cmd, resources, run_cmd, sink_cmd
+from glimmer.cli import (
+    demo,
+    fingerprint_cmd,
+    fleet,
+    lint_cmd,
+    metrics_cmd,
+    report_cmd,
+    resources,
+    run_cmd,
+    schedule_cmd,
+    sink_cmd,
+)
 from glimmer.errors import InputError, InputErrors
 
 app = typer.Typer(
@@ -46,6 +57,8 @@ fleet.register(app)
 demo.register(app)
 report_cmd.register(app)
 sink_cmd.register(app)
+schedule_cmd.register(app)
+fingerprint_cmd.register(app)
 
 
 def _say_error(error: InputError) -> None:

@@ -1,0 +1,303 @@
+"""``glimmer schedule run -f FILE --backend sim``: BurnInSchedules fired on the simulated fleet.
+
+The scheduler (glimmer.schedule) decides; this command applies its actions to the simulator
+backend and drives each created run through the engine, on one virtual clock. Bounded by
+``--until`` (virtual time) and ``--ticks`` (due ticks, fired or skipped): once either is
+reached no tick fires any more, and the runs already started are driven to their verdicts.
+Exit 0 when every run passed, 1 when any did not, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from glimmer.api.load import Loaded, load_paths, of_kind
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun
+from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus
+from glimmer.api.test import BurnInTest
+from glimmer.backends.sim import SimBackend
+from glimmer.backends.sim_driver import settled
+from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.contract.vocab import Phase
+from glimmer.engine.backend import BackendError
+from glimmer.engine.reconciler import Engine
+from glimmer.errors import InputError
+from glimmer.fleet.load import load_topology
+from glimmer.schedule.actions import apply
+from glimmer.schedule.cadence import ScheduleError, load_zone, parse_cadence
+from glimmer.schedule.decide import Decision, decide
+from glimmer.schedule.duration import DurationError, parse_seconds
+from glimmer.schedule.stamp import rfc3339
+from glimmer.sim.twin import FleetSim
+
+schedule_app = typer.Typer(
+    name="schedule",
+    help="BurnInSchedules: fire runs on a cron schedule.",
+    no_args_is_help=True,
+)
+
+DEFAULT_TICKS = 3
+MESSAGE_SHOWN = 300  # characters of a failing result's message printed under its verdict
+MAX_RUN_RETRIES = 100  # consecutive failed passes of one run before giving up
+
+
+class BackendName(StrEnum):
+    SIM = "sim"
+
+
+Say = Callable[[str], None]
+RunKey = tuple[str, str]
+
+
+@dataclass
+class SimStore:
+    """The scheduler's store on the simulator: runs live in the backend, the schedule here."""
+
+    backend: SimBackend
+    schedule: BurnInSchedule
+    created: list[BurnInRun] = field(default_factory=list)
+
+    def write_schedule_status(self, status: BurnInScheduleStatus) -> None:
+        self.schedule = self.schedule.model_copy(update={"status": status})
+
+    def create_run(self, run: BurnInRun) -> None:
+        self.created.append(self.backend.submit(run))
+
+    def delete_run(self, namespace: str, name: str) -> None:
+        self.backend.delete_run(namespace, name)
+
+
+@dataclass
+class Tally:
+    """What a drive did."""
+
+    fired: int = 0
+    skipped: int = 0
+    missed: int = 0
+    verdicts: dict[str, Phase] = field(default_factory=dict)
+
+    @property
+    def ticks(self) -> int:
+        return self.fired + self.skipped
+
+
+def virtual_seconds(text: str) -> int:
+    """``--until``: a Go duration (``36h``, ``90m``) or whole days (``7d``)."""
+    body = text.strip()
+    if body.endswith("d") and body[:-1].isascii() and body[:-1].isdigit():
+        return int(body[:-1]) * 86400
+    try:
+        return parse_seconds(body)
+    except DurationError as e:
+        raise InputError(f"--until: {e}") from None
+
+
+def _at(backend: SimBackend) -> str:
+    return f"[{rfc3339(backend.now())}]"
+
+
+def _report(decision: Decision, store: SimStore, say: Say, tally: Tally) -> None:
+    name = store.schedule.name
+    when = _at(store.backend)
+    if decision.resynced:
+        say(f"{when} {name}: backlog of more than 1000 ticks, resynced to now")
+    # A Forbid skip is counted in missedSchedules too; here it is reported as the skip it is.
+    passed_by = decision.missed - (decision.skipped is not None)
+    if passed_by:
+        tally.missed += passed_by
+        say(f"{when} {name}: {passed_by} tick(s) missed")
+    if decision.skipped is not None:
+        tally.skipped += 1
+        status = store.schedule.status
+        refs = (status.active if status is not None else None) or ()
+        active = ", ".join(r.name or "?" for r in refs) or "?"
+        say(f"{when} {name}: tick {rfc3339(decision.skipped)} skipped (Forbid; active: {active})")
+    if decision.fired is not None:
+        tally.fired += 1
+        created = decision.created
+        run_name = created.name if created is not None else "?"
+        zone = store.schedule.spec.time_zone
+        local = f" = {decision.fired.astimezone(load_zone(zone)):%H:%M} {zone}" if zone else ""
+        say(
+            f"{when} {name}: tick {rfc3339(decision.fired)}{local} fired "
+            f"{run_name} (profile {store.schedule.spec.profile_ref})"
+        )
+
+
+def _verdict(run: BurnInRun, say: Say, backend: SimBackend, tally: Tally) -> None:
+    status = run.status
+    phase = status.phase if status is not None else Phase.PENDING
+    tally.verdicts[run.name] = phase
+    counts = ""
+    if status is not None:
+        counts = (
+            f" (passed {status.passed}, failed {status.failed}, "
+            f"error {status.errored}, skipped {status.skipped})"
+        )
+    say(f"{_at(backend)} {run.name}: {phase.value}{counts}")
+    if phase is not Phase.PASSED and status is not None:
+        first = next((r for r in status.results or () if r.phase is not Phase.PASSED), None)
+        if first is not None and first.message:
+            say(f"    {first.name}: {first.message[:MESSAGE_SHOWN]}")
+
+
+def drive_schedules(
+    backend: SimBackend,
+    engine: Engine,
+    stores: list[SimStore],
+    *,
+    until: float = math.inf,
+    ticks: int | None = None,
+    speed: float | None = None,
+    say: Say = print,
+) -> Tally:
+    """Reconcile the schedules and their runs on the backend's virtual clock until the bound
+    is reached and every started run has settled."""
+    end = backend.t + until
+    tally = Tally()
+    schedule_wake = [backend.t] * len(stores)
+    run_wake: dict[RunKey, float] = {}
+    uid_of: dict[str, RunKey] = {}
+    failures: dict[RunKey, int] = {}
+    while True:
+        bounded = backend.t > end or (ticks is not None and tally.ticks >= ticks)
+        for i, store in enumerate(stores):
+            if schedule_wake[i] > backend.t:
+                continue
+            if bounded:
+                schedule_wake[i] = math.inf
+                continue
+            decision = decide(store.schedule, backend.list_runs(), backend.now())
+            apply(decision.actions, store)
+            _report(decision, store, say, tally)
+            for made in store.created:
+                run_wake[(made.metadata.namespace or "default", made.name)] = backend.t
+            store.created.clear()
+            after = decision.requeue_after
+            schedule_wake[i] = backend.t + after if after is not None else math.inf
+            if ticks is not None and tally.ticks >= ticks:
+                schedule_wake = [math.inf] * len(stores)
+        due = [k for k, at in run_wake.items() if at <= backend.t]
+        due += [uid_of[u] for u in backend.touched if u in uid_of and uid_of[u] in run_wake]
+        backend.touched.clear()
+        for key in dict.fromkeys(due):
+            try:
+                outcome = engine.reconcile(*key)
+            except BackendError:
+                # A lost write race: the pass is made again (a bounded number of times).
+                failures[key] = failures.get(key, 0) + 1
+                if failures[key] > MAX_RUN_RETRIES:
+                    raise
+                continue
+            failures.pop(key, None)
+            current = backend.get_run(*key)
+            if current is None or settled(current):
+                run_wake.pop(key, None)
+                if current is not None:
+                    _verdict(current, say, backend, tally)
+                continue
+            uid_of[current.metadata.uid or ""] = key
+            wait = outcome.requeue_after
+            run_wake[key] = backend.t + wait if wait is not None else math.inf
+        # Ticks past the bound never fire; runs already started still get their verdict.
+        schedule_wake = [w if w <= end else math.inf for w in schedule_wake]
+        upcoming = min([*schedule_wake, *run_wake.values()], default=math.inf)
+        if upcoming <= backend.t:
+            continue
+        if upcoming == math.inf and not run_wake:
+            break
+        before = backend.t
+        if not backend.advance(upcoming):
+            break  # nothing can happen any more (a run waiting on a change that never comes)
+        if speed is not None and backend.t > before:
+            time.sleep((backend.t - before) / speed)
+    return tally
+
+
+def _prepare(schedule: BurnInSchedule, backend: SimBackend) -> BurnInSchedule:
+    """Fill what an API server would: namespace, uid, generation, creation time (now)."""
+    meta = schedule.metadata
+    update: dict[str, object] = {}
+    if not meta.namespace:
+        update["namespace"] = "default"
+    if not meta.uid:
+        update["uid"] = f"schedule-{schedule.name}"
+    if meta.generation is None:
+        update["generation"] = 1
+    if meta.creation_timestamp is None:
+        update["creation_timestamp"] = backend.now()
+    return schedule.model_copy(update={"metadata": meta.model_copy(update=update)})
+
+
+def _schedules(loaded: list[Loaded]) -> list[BurnInSchedule]:
+    found = of_kind(loaded, BurnInSchedule)
+    if not found:
+        raise InputError("no BurnInSchedule in the files given")
+    for schedule, item in found:
+        try:
+            parse_cadence(schedule.spec.schedule, schedule.spec.time_zone)
+        except ScheduleError as e:
+            raise InputError(str(e), item.locate("spec.schedule")) from None
+    return [s for s, _ in found]
+
+
+@schedule_app.command("run")
+def run(
+    files: Annotated[
+        list[str],
+        typer.Option(
+            "--file", "-f", help="YAML/JSON with BurnInSchedules (and profiles and tests)."
+        ),
+    ],
+    backend: Annotated[
+        BackendName, typer.Option("--backend", help="Where runs execute (sim only).")
+    ] = BackendName.SIM,
+    fleet: Annotated[
+        str, typer.Option("--fleet", help="Built-in fleet name or a Fleet file.")
+    ] = "ai-factory",
+    speed: Annotated[
+        float | None,
+        typer.Option(
+            "--speed", min=0.001, help="Virtual seconds per wall second (default: no waiting)."
+        ),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="Stop firing after this much virtual time.")
+    ] = None,
+    ticks: Annotated[
+        int | None, typer.Option("--ticks", min=1, help="Stop firing after N due ticks.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.")] = 0,
+) -> None:
+    """Fire each schedule's runs on the simulated fleet and print every tick and verdict."""
+    loaded = load_paths(files)
+    schedules = _schedules(loaded)
+    profiles = {p.name: p for p, _ in of_kind(loaded, BurnInProfile)}
+    tests = {t.name: t.spec for t, _ in of_kind(loaded, BurnInTest)}
+    limit = virtual_seconds(until) if until is not None else math.inf
+    if until is None and ticks is None:
+        ticks = DEFAULT_TICKS  # always bounded
+    twin = FleetSim(load_topology(fleet))
+    sim = fleet_backend(twin, seed=seed, profiles=profiles, tests=tests)
+    stores = [SimStore(sim, _prepare(s, sim)) for s in schedules]
+    tally = drive_schedules(sim, Engine(sim), stores, until=limit, ticks=ticks, speed=speed)
+    verdicts = tally.verdicts.values()
+    passed = sum(p is Phase.PASSED for p in verdicts)
+    print(
+        f"{tally.ticks} tick(s): {tally.fired} fired, {tally.skipped} skipped, "
+        f"{tally.missed} missed; {passed} of {len(tally.verdicts)} run(s) passed"
+    )
+    raise typer.Exit(0 if passed == len(tally.verdicts) else 1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``glimmer schedule`` to the app."""
+    app.add_typer(schedule_app)
