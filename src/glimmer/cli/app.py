@@ -12,6 +12,7 @@ import typer
 
 from glimmer import __version__
 from glimmer.cli import (
+    baseline_cmd,
     demo,
     fingerprint_cmd,
     fleet,
@@ -55,6 +56,7 @@ lint_cmd.register(app)
 metrics_cmd.register(app)
 fleet.register(app)
 demo.register(app)
+baseline_cmd.register(app)
 report_cmd.register(app)
 sink_cmd.register(app)
 schedule_cmd.register(app)
