@@ -273,6 +273,16 @@ def test_the_conformance_sample_as_is_names_its_placeholder_node(
     assert "node-a" in _one_error_line(err)
 
 
+def test_the_demo_lints_then_runs_the_default_run_and_exits_0_when_the_faults_are_found(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("lint: ") and "every gate sound" in out
+    assert "hgx-node-0001  sustained-clock" in out and "nvl-node-0004  host-fault-counters" in out
+    assert "the planted faults were found" in out
+
+
 def _normalised(text: str) -> str:
     lines = [line.rstrip() for line in text.splitlines()]
     body = "\n".join(lines).strip("\n") + "\n"

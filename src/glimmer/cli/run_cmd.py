@@ -149,7 +149,9 @@ def run(
     ] = None,
     profile: Annotated[
         str | None,
-        typer.Option(help="A built-in or loaded profile (default: the run's, or acceptance)."),
+        typer.Option(
+            help="A built-in or loaded profile (default: the run's, the one loaded, or acceptance)."
+        ),
     ] = None,
     fleet: Annotated[
         str, typer.Option(help="Built-in fleet name or a Fleet YAML/JSON file.")
