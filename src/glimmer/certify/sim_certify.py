@@ -147,9 +147,10 @@ def _communication(
             failed.append(FailedNode(r.nodes[0], why, r.reason))
     diag: Diagnosis | None = None
     if diagnose or any(len(r.nodes) > 1 for r in bad_runs):
-        key = domain_key(nodes)
+        # The catalog's diagnose key is the NVLink clique (§5.3); nodes without one share the
+        # domain "unknown", so a fleet of HGX boards screens as one group and bisects from there.
         diag = isolate(
-            nodes, oracle, topology_key=key, min_group_size=o.min_group_size, nvlink=mnnvl
+            nodes, oracle, topology_key=CLIQUE_LABEL, min_group_size=o.min_group_size, nvlink=mnnvl
         )
         # §7.2: diagnosis names its confirmed nodes with WorkloadFailed.
         failed += [FailedNode(a.node, WORKLOAD, a.reason) for a in diag.faulty]

@@ -46,11 +46,12 @@ def _bench() -> ModuleType:
 
 def test_small_bench_finds_every_bad_node_and_accuses_no_healthy_one() -> None:
     bench = _bench()
-    for k in (1, 2, 4):
-        for seed in range(20):
-            t = bench.trial(64, k, seed)
-            assert t.missed == 0 and t.false == 0
-            assert t.rounds <= 2 * bench.bound(64, k)
+    for screen in bench.SCREENS:
+        for k in (1, 2, 4):
+            for seed in range(20):
+                t = bench.trial(64, k, seed, screen)
+                assert t.missed == 0 and t.false == 0
+                assert t.rounds <= 2 * bench.bound(64, k)
 
 
 @given(st.integers(min_value=2, max_value=80), st.data())
