@@ -150,12 +150,11 @@ def _agreed(units: tuple[Unit, ...], *metrics: str) -> str | None:
 
 def _node(
     name: str,
-    units: tuple[Unit, ...],
+    own: tuple[Unit, ...],
     links: tuple[Unit, ...],
     fingerprint: str | None,
     fleet: Topology | None,
 ) -> NodeView:
-    own = tuple(u for u in units if not u.is_link and u.node == name)
     gpus: tuple[Gpu, ...] | None = None
     at = fleet.node_index.get(name) if fleet is not None else None
     if fleet is not None and at is not None:
@@ -171,7 +170,7 @@ def _node(
     return NodeView(
         name=name,
         results=own,
-        links=tuple(u for u in links if name in u.nodes),
+        links=links,
         fingerprint=fingerprint,
         gpus=gpus,
         gpu_count=count,
@@ -272,7 +271,19 @@ def assemble(run: BurnInRun, fleet: Topology | None = None, stamp: Stamp | None 
     names = {u.node for u in units if not u.is_link and u.nodes}
     names |= {n for u in links for n in u.nodes}
     names |= set(fingerprints)
-    nodes = tuple(_node(n, units, links, fingerprints.get(n), fleet) for n in sorted(names))
+    # Grouped once: a thousand-node run must not scan every result for every node.
+    own: dict[str, list[Unit]] = {}
+    touching: dict[str, list[Unit]] = {}
+    for u in units:
+        if u.is_link:
+            for n in dict.fromkeys(u.nodes):
+                touching.setdefault(n, []).append(u)
+        elif u.nodes:
+            own.setdefault(u.node, []).append(u)
+    nodes = tuple(
+        _node(n, tuple(own.get(n, ())), tuple(touching.get(n, ())), fingerprints.get(n), fleet)
+        for n in sorted(names)
+    )
 
     start, end = _window(units, run)
     warnings = _warnings(run, units, final, baseline)

@@ -139,7 +139,9 @@ def _details(report: Report) -> list[str]:
         for unit in detailed:
             out += _detail(unit)
         out.append("")
-    if not shown:
+    if not report.units:
+        out += ["", "No results yet."]
+    elif not shown:
         out += ["", "Every result passed with nothing to note."]
     return out
 

@@ -167,7 +167,9 @@ def _categories(units: list[Unit], node: NodeView | None, baseline: bool) -> lis
     return out
 
 
-def _document(report: Report, node: NodeView | None, units: list[Unit]) -> dict[str, Any]:
+def _document(
+    report: Report, node: NodeView | None, units: list[Unit], results: int
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "DCGM Diagnostic": {
             "version": "NVVS-compatible",
@@ -184,7 +186,6 @@ def _document(report: Report, node: NodeView | None, units: list[Unit]) -> dict[
                 entity["serial_num"] = gpu.serial
             entities.append(entity)
         doc["entity_groups"] = [{"entity_group": "GPU", "entities": entities}]
-    results = sum(1 for u in report.units if not u.synthetic)
     subset = report.planned_units is not None and report.planned_units > results
     statuses = [status(u, report.baseline) for u in units]
     doc["Overall Result"] = "Not Run" if subset else overall(statuses)
@@ -233,14 +234,15 @@ def _document(report: Report, node: NodeView | None, units: list[Unit]) -> dict[
 def render_nvvs(report: Report) -> dict[str, str]:
     """File name → JSON text, one document per node (plus ``diag.json`` when needed)."""
     out: dict[str, str] = {}
+    results = sum(1 for u in report.units if not u.synthetic)
     for node in report.nodes:
         units = [*node.results, *node.links]
         name = file_name(node.name)
         while name in out:  # two names that differ only in unsafe characters
             name = name.removesuffix(".json") + "_.json"
-        out[name] = _dump(_document(report, node, units))
+        out[name] = _dump(_document(report, node, units, results))
     if report.unassigned:
-        out[UNASSIGNED_FILE] = _dump(_document(report, None, list(report.unassigned)))
+        out[UNASSIGNED_FILE] = _dump(_document(report, None, list(report.unassigned), results))
     return out
 
 
