@@ -21,7 +21,7 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.baseline.collect import collect, refusal
-from glimmer.baseline.derive import Derivation, derive
+from glimmer.baseline.derive import Derivation, DerivedTest, derive
 from glimmer.baseline.rules import DEFAULT_K, DEFAULT_MIN_SAMPLES
 from glimmer.baseline.suite import Suite, thresholdless
 from glimmer.baseline.write import render
@@ -103,6 +103,19 @@ def _write(text: str, output: str) -> None:
         raise InputError(f"cannot write: {e.strerror or e}", Location(file=output)) from None
 
 
+def _test_lines(test: DerivedTest) -> list[str]:
+    name = escape(test.planned.name)
+    if not test.results:
+        return [f"  {name}: no passing baseline results"]
+    lines = []
+    for gate in test.gates:
+        if gate.loosened_for:
+            units = escape(", ".join(u.unit for u in gate.loosened_for))
+            lines.append(f"  review {name} {gate.threshold.metric}: loosened to pass {units}")
+    lines += [f"  not gated {name} {d.metric}: {escape(d.reason)}" for d in test.declined]
+    return lines
+
+
 def _summary(derivation: Derivation, output: str) -> None:
     say = err_console.print
     for profile in derivation.profiles:
@@ -116,25 +129,10 @@ def _summary(derivation: Derivation, output: str) -> None:
             soft_wrap=True,
         )
         for test in profile.tests:
-            if not test.results:
-                say(f"  {escape(test.planned.name)}: no passing baseline results", soft_wrap=True)
-            for gate in test.gates:
-                if gate.loosened_for:
-                    units = ", ".join(u.unit for u in gate.loosened_for)
-                    say(
-                        f"  review {escape(test.planned.name)} {gate.threshold.metric}: loosened "
-                        f"to pass {escape(units)}",
-                        soft_wrap=True,
-                    )
+            for line in _test_lines(test):
+                say(line, soft_wrap=True)
     for note in derivation.notes:
         say(f"note: {escape(note)}", soft_wrap=True)
-    for test in (t for p in derivation.profiles for t in p.tests):
-        for declined in test.declined:
-            say(
-                f"  not gated {escape(test.planned.name)} {declined.metric}: "
-                f"{escape(declined.reason)}",
-                soft_wrap=True,
-            )
     if output != "-":
         say(
             f"wrote {escape(output)}; review it, then pin it (glimmer lint {escape(output)})",
