@@ -82,7 +82,14 @@ def _point(unit: Unit, gate: Gate) -> Point:
     bound = number(gate.value)
     violated = any(v.metric == gate.metric for v in unit.violations)
     # For display only: the verdict was settled by the engine; this marks where a dot falls.
-    beyond = value is not None and bound is not None and not compare(value, gate.comparison, bound)
+    # An open result's value is a partial reading (a soak's total so far), not yet beyond.
+    settled = unit.word not in ("RUNNING", "PENDING")
+    beyond = (
+        settled
+        and value is not None
+        and bound is not None
+        and not compare(value, gate.comparison, bound)
+    )
     return Point(unit.label, raw, value, unit.word, violated, violated or beyond)
 
 
