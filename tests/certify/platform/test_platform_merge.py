@@ -162,6 +162,10 @@ def test_when_expression_is_refused_rather_than_ignored() -> None:
 
 
 def test_fill_keeps_the_type_of_a_whole_placeholder_and_refuses_unknown_names() -> None:
-    assert fill({"n": "${n}", "s": "x-${n}"}, {"n": 8}) == {"n": 8, "s": "x-8"}
+    assert fill({"n": "${n}", "s": "x-${n}", "t": "${n|str}"}, {"n": 8}) == {
+        "n": 8,
+        "s": "x-8",
+        "t": "8",
+    }
     with pytest.raises(PlatformError, match=r"\$\{nope\}"):
         fill(["${nope}"], {})

@@ -1,9 +1,10 @@
 """Filling ``${name}`` placeholders in data files (catalog entries, override files).
 
 A string that is exactly one placeholder takes the value's own type (``${gpusPerNode}`` becomes
-the integer 8), so numeric fields stay numbers; a placeholder inside a longer string is written
-as text. An unknown name is an error rather than an empty string: a silent blank in an mpirun
-argument list would only show up on the cluster.
+the integer 8), so numeric fields stay numbers; a placeholder inside a longer string, or written
+``${name|str}``, is written as text. An unknown name is an error rather than an empty string: a
+silent blank in an mpirun argument list would only show up on the cluster. Names are letters and
+digits only, so a shell variable such as ``${TRAIN_ITERS}`` in an embedded script passes through.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from glimmer.certify.platform.errors import PlatformError
 
-_PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)(\|str)?\}")
 
 
 def _text(value: Any) -> str:
@@ -38,6 +39,6 @@ def fill(data: Any, values: Mapping[str, Any], where: str = "") -> Any:
         return values[name]
 
     whole = _PLACEHOLDER.fullmatch(data)
-    if whole:
+    if whole and not whole.group(2):
         return lookup(whole.group(1))
     return _PLACEHOLDER.sub(lambda m: _text(lookup(m.group(1))), data)

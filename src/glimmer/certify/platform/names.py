@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from glimmer.api.certify_labels import CERTIFY_GROUP
+from glimmer.api.certify_labels import MANAGED_BY_KEY as MANAGED_BY_KEY
+from glimmer.api.certify_labels import RESERVED_LABEL_PREFIX as RESERVED_LABEL_PREFIX
 from glimmer.certify.platform.errors import PlatformError
 
 # Order matters: flag help and error messages list them in this order.
@@ -22,9 +25,7 @@ PLATFORMS: Final = (
     "nscale",
 )
 
-GROUP: Final = "certify.glimmer.ai"
-RESERVED_LABEL_PREFIX: Final = f"{GROUP}/"
-MANAGED_BY_KEY: Final = "app.kubernetes.io/managed-by"
+GROUP: Final = CERTIFY_GROUP
 MANAGED_BY: Final = "glimmer"
 CATALOG_PATCH_MANAGER: Final = f"{GROUP}/catalog"
 CONTROLLER_PATCH_MANAGER: Final = f"{GROUP}/controller"

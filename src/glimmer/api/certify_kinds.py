@@ -1,0 +1,14 @@
+"""Registers the certification kinds with the one loader (importing this module is enough)."""
+
+from __future__ import annotations
+
+from glimmer.api.certify import Certification
+from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.certify_meta import API_VERSION, CertifyResource
+from glimmer.api.certify_workloadrun import WorkloadRun
+from glimmer.api.kinds import register_kind
+
+CERTIFY_KINDS: tuple[type[CertifyResource], ...] = (Certification, WorkloadRun, LogProfile)
+
+for _model in CERTIFY_KINDS:
+    register_kind(API_VERSION, _model.KIND, _model)

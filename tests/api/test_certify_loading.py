@@ -1,0 +1,161 @@
+"""The certify.glimmer.ai/v1alpha1 kinds load through the one loader, with located errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify import Certification
+from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.certify_options import CategoryOptions, merged_options, quantity_value
+from glimmer.api.certify_workloadrun import WorkloadRun
+from glimmer.api.dump import to_wire
+from glimmer.api.load import load_paths, load_text
+from glimmer.errors import InputErrors
+
+SAMPLES = Path(__file__).resolve().parents[1] / "certify" / "catalog" / "samples"
+HEAD = "apiVersion: certify.glimmer.ai/v1alpha1\n"
+
+
+def _errors(text: str) -> list[str]:
+    with pytest.raises(InputErrors) as e:
+        load_text(text, "in.yaml")
+    return [str(x) for x in e.value.errors]
+
+
+def test_every_sample_loads_as_its_kind_and_round_trips() -> None:
+    loaded = load_paths([str(SAMPLES)])
+    kinds = {type(item.obj) for item in loaded}
+    assert kinds == {Certification, WorkloadRun, LogProfile}
+    for item in loaded:
+        again = type(item.obj).model_validate(to_wire(item.obj))
+        assert to_wire(again) == to_wire(item.obj)
+
+
+def test_an_unknown_field_names_file_line_object_and_field() -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n  target: {}\n"
+    text += "  categories: [{domain: a, variant: b, colour: red}]\n"
+    (err,) = _errors(text)
+    assert err.startswith("in.yaml:6, document 1, Certification/c, field spec.categories[0].colour")
+    assert "unknown field" in err
+
+
+def test_certification_needs_one_to_sixty_four_categories() -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec: {target: {}, categories: []}\n"
+    assert "field spec.categories" in _errors(text)[0]
+
+
+def test_category_options_win_over_global_and_labels_merge_per_key() -> None:
+    (item,) = load_text(
+        HEAD
+        + """kind: Certification
+metadata: {name: c}
+spec:
+  target: {}
+  maxBytes: 16G
+  numIterations: 50
+  workloadMetadata: {labels: {team: a, tier: gold}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options:
+        maxBytes: 8G
+        workloadMetadata: {labels: {team: b}}
+"""
+    )
+    assert isinstance(item.obj, Certification)
+    options = item.obj.spec.options_for(0)
+    assert options.max_bytes == "8G" and options.num_iterations == 50
+    assert options.workload_metadata is not None
+    assert options.workload_metadata.labels == {"team": "b", "tier": "gold"}
+
+
+def test_reserved_workload_label_keys_are_refused_at_load() -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n  target: {}\n"
+    text += "  categories: [{domain: a, variant: b}]\n"
+    text += "  workloadMetadata: {labels: {certify.glimmer.ai/job: x}}\n"
+    assert "reserved" in _errors(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("maxBytes", "16X"),
+        ("timeoutPerJob", "1 hour"),
+        ("sourceRepo", "git://example.com/repo"),
+        ("nicResourceName", "kubernetes.io/rdma"),
+        ("testScale", "galaxy"),
+        ("nodesPerJob", 0),
+    ],
+)
+def test_category_option_patterns_and_ranges_are_checked(field: str, value: object) -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n  target: {}\n"
+    text += f"  categories: [{{domain: a, variant: b}}]\n  {field}: {value!r}\n"
+    assert f"field spec.{field}" in _errors(text)[0]
+
+
+def test_a_resource_request_above_its_limit_is_refused() -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n  target: {}\n"
+    text += "  categories: [{domain: a, variant: b}]\n"
+    text += "  resources: {limits: {memory: 1Gi}, requests: {memory: 2Gi}}\n"
+    assert "exceeds limits.memory" in _errors(text)[0]
+
+
+def test_gang_queue_label_key_may_not_be_a_reserved_key() -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n  target: {}\n"
+    text += "  categories: [{domain: a, variant: b}]\n"
+    text += "  gangScheduler: {schedulerName: s, queueLabelKey: app.kubernetes.io/managed-by}\n"
+    assert "reserved" in _errors(text)[0]
+
+
+def test_workload_run_needs_exactly_one_framework_and_torch_one_entry_point() -> None:
+    base = HEAD + "kind: WorkloadRun\nmetadata: {name: w}\nspec:\n  image: i\n  numNodes: 1\n"
+    two = base + "  framework: {exec: {command: [a]}, torch: {script: s.py}}\n"
+    assert "exactly one of torch, mpi and exec" in _errors(two)[0]
+    both = base + "  framework: {torch: {script: s.py, module: m}}\n"
+    assert "exactly one of script and module" in _errors(both)[0]
+
+
+def test_workload_run_config_is_inline_or_a_config_map_not_both() -> None:
+    text = HEAD + "kind: WorkloadRun\nmetadata: {name: w}\nspec:\n  image: i\n  numNodes: 1\n"
+    text += "  framework: {exec: {command: [a]}}\n"
+    text += "  config: {inline: {a: b}, configMapRef: {name: c}}\n"
+    assert "exactly one of inline and configMapRef" in _errors(text)[0]
+
+
+def test_log_profile_example_must_match_its_regex() -> None:
+    text = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n  timestamp: {layout: x}\n"
+    text += "  patterns: {trainingStep: {regex: 'step (?P<step>\\d+)', example: 'no steps'}}\n"
+    assert "does not match the regex" in _errors(text)[0]
+
+
+def test_log_profile_regex_must_compile() -> None:
+    text = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n  timestamp: {layout: x}\n"
+    text += "  patterns: {trainingStep: {regex: '(unclosed'}}\n"
+    assert "invalid regex" in _errors(text)[0]
+
+
+def test_job_template_patch_accepts_a_json_string_holding_the_array() -> None:
+    text = HEAD + "kind: WorkloadRun\nmetadata: {name: w}\nspec:\n  image: i\n  numNodes: 1\n"
+    text += "  framework: {exec: {command: [a]}}\n  overrides:\n    - when: {}\n"
+    text += """      jobTemplatePatch: '[{"op": "add", "path": "/a", "value": 1}]'\n"""
+    (item,) = load_text(text)
+    assert isinstance(item.obj, WorkloadRun)
+    assert item.obj.spec.overrides is not None
+    assert item.obj.spec.overrides[0].job_template_patch == [
+        {"op": "add", "path": "/a", "value": 1}
+    ]
+
+
+def test_merged_options_without_a_category_keep_the_global_values() -> None:
+    glob = CategoryOptions(max_steps=5)
+    assert merged_options(glob, None).max_steps == 5
+
+
+@pytest.mark.parametrize(
+    ("q", "v"), [("2", 2.0), ("500m", 0.5), ("1Gi", 2.0**30), ("1e3", 1000.0), ("x", None)]
+)
+def test_quantities_are_read_with_their_suffixes(q: str, v: float | None) -> None:
+    assert quantity_value(q) == v

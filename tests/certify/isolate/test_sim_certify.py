@@ -1,0 +1,164 @@
+"""Certification on the simulated fleet: categories over groups, verdicts, isolation of planted
+faults, and the result document both ways."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glimmer.certify.grouping import PRODUCT_LABEL, NodeInfo
+from glimmer.certify.report_card import render
+from glimmer.certify.sim_certify import certify, majority_arch
+from glimmer.certify.sim_result import from_doc, to_doc
+from glimmer.certify.sim_spec import CertSpec, from_mapping
+from glimmer.errors import InputError
+from glimmer.fleet.load import load_topology
+from glimmer.sim.faults import Fault
+from glimmer.sim.twin import FleetSim
+
+TOPO = load_topology("ai-factory")
+NVL = [n.hostname for n in TOPO.nodes if n.hostname.startswith("nvl-")]
+
+
+def _spec(categories: list[dict[str, Any]], target: dict[str, Any] | None = None) -> CertSpec:
+    return from_mapping(
+        {
+            "apiVersion": "certify.glimmer.ai/v1alpha1",
+            "kind": "Certification",
+            "metadata": {"name": "t"},
+            "spec": {"target": target or {}, "categories": categories},
+        }
+    )
+
+
+ALL_REDUCE = {"domain": "communication", "variant": "nccl-all-reduce"}
+
+
+@given(
+    st.sets(st.sampled_from(NVL), min_size=1, max_size=3),
+    st.sampled_from(["diagnose", "full-scale"]),
+)
+@settings(max_examples=12, deadline=None)
+def test_every_planted_nic_fault_is_named_and_no_healthy_node(bad: set[str], scale: str) -> None:
+    faults = [Fault("nic_degraded", f"nic:{n}/eth{1 + i % 4}") for i, n in enumerate(sorted(bad))]
+    opts = {"testScale": scale, "enableMNNVL": scale == "diagnose"}
+    r = certify(FleetSim(TOPO, faults), _spec([{**ALL_REDUCE, "options": opts}]))
+    cat = r.categories[0]
+    assert set(r.failed_nodes) == bad and cat.status == "Failed"
+    assert all("busbw" in f.message and f.reason == "WorkloadFailed" for f in cat.failed_nodes)
+    assert cat.isolation is not None and cat.isolation.rounds > 0
+
+
+def test_healthy_rack_passes_every_scale() -> None:
+    cats = [
+        {**ALL_REDUCE, "options": {"testScale": s}}
+        for s in ("intra-node", "intra-rack", "full-scale", "diagnose")
+    ]
+    r = certify(FleetSim(TOPO), _spec(cats, {"nodeSelector": {PRODUCT_LABEL: "gb200_186gb"}}))
+    assert r.result == "PASSED" and r.failed_nodes == []
+    assert [len(c.groups) for c in r.categories] == [18, 1, 1, 0]
+    assert r.categories[3].isolation is not None
+    assert r.categories[3].isolation.message == "All domains healthy, no faults detected"
+
+
+def test_intra_node_nvlink_fault_fails_its_node_by_threshold() -> None:
+    board = next(d.key for d in TOPO.domains if d.kind == "hgx" and "hgx-node-0002" in d.key)
+    twin = FleetSim(TOPO, [Fault("gpu_nvlink_degraded", board)])
+    r = certify(
+        twin,
+        _spec(
+            [{**ALL_REDUCE, "options": {"testScale": "intra-node"}}],
+            {"nodeSelector": {PRODUCT_LABEL: "h100_sxm_80gb"}},
+        ),
+    )
+    (f,) = r.categories[0].failed_nodes
+    assert (f.name, f.reason) == ("hgx-node-0002", "ThresholdViolation")
+    assert "< floor 432.00 GB/s" in f.message and r.categories[0].isolation is None
+
+
+def test_a_certifications_own_threshold_wins() -> None:
+    target = {"nodeNames": ["hgx-node-0001", "hgx-node-0002"]}
+    opts = {"enableMNNVL": False, "thresholds": {"busBandwidthGBps": "value >= 150"}}
+    ok = certify(FleetSim(TOPO), _spec([{**ALL_REDUCE, "options": opts}], target))
+    assert ok.result == "PASSED" and ok.categories[0].groups[0].expected == pytest.approx(187.2)
+    opts["thresholds"] = {"busBandwidthGBps": "value >= 400"}
+    bad = certify(FleetSim(TOPO), _spec([{**ALL_REDUCE, "options": opts}], target))
+    assert 'Threshold "busBandwidthGBps" violated' in bad.categories[0].groups[0].reason
+
+
+def test_dcgm_and_training_categories() -> None:
+    twin = FleetSim(
+        TOPO,
+        [
+            Fault("gpu_row_remap", "gpu:nvl-node-0005/1"),
+            Fault("gpu_xid_burst", "gpu:nvl-node-0009/2"),
+        ],
+    )
+    r = certify(
+        twin,
+        _spec(
+            [
+                {"domain": "diagnostics", "variant": "dcgm-level2"},
+                {"domain": "training", "variant": "nemotron5-8b"},
+            ],
+            {"nodeSelector": {PRODUCT_LABEL: "gb200_186gb"}},
+        ),
+    )
+    dcgm, train = r.categories
+    assert [f.name for f in dcgm.failed_nodes] == ["nvl-node-0005"]
+    assert [f.name for f in train.failed_nodes] == ["nvl-node-0009"]
+    assert "died at step" in train.failed_nodes[0].message
+
+
+def test_same_seed_same_result_and_json_round_trip() -> None:
+    twin = FleetSim(TOPO, [Fault("nic_degraded", "nic:nvl-node-0003/eth2")])
+    spec = _spec([{**ALL_REDUCE, "options": {"testScale": "diagnose"}}])
+    a, b = certify(twin, spec, seed=7), certify(twin, spec, seed=7)
+    assert to_doc(a) == to_doc(b)
+    doc = json.loads(json.dumps(to_doc(a)))
+    back = from_doc(doc)
+    assert to_doc(back) == doc and render(back) == render(a)
+    with pytest.raises(InputError, match="not a certification result"):
+        from_doc({"name": "x"}, "r.json")
+
+
+def test_majority_architecture_tie_keeps_the_earliest_node() -> None:
+    nodes = [
+        NodeInfo("a", {PRODUCT_LABEL: "x"}),
+        NodeInfo("b", {PRODUCT_LABEL: "y"}),
+        NodeInfo("c", {}),
+        NodeInfo("d", {PRODUCT_LABEL: "y"}),
+        NodeInfo("e", {PRODUCT_LABEL: "x"}),
+    ]
+    assert majority_arch(nodes) == "x" and majority_arch([NodeInfo("c")]) == ""
+
+
+def test_no_matching_node_is_bad_input() -> None:
+    with pytest.raises(InputError, match="no node of fleet"):
+        certify(FleetSim(TOPO), _spec([ALL_REDUCE], {"nodeNames": ["nope"]}))
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"categories": []}, "spec.categories"),
+        ({"categories": [{"domain": "communication"}]}, "spec.categories[0]"),
+        (
+            {"categories": [{**ALL_REDUCE, "options": {"nodesPerJob": 0}}]},
+            "spec.categories[0].options.nodesPerJob",
+        ),
+        ({"categories": [ALL_REDUCE], "maxBytes": "12X"}, "spec.maxBytes"),
+        ({"categories": [ALL_REDUCE], "thresholds": {"busBandwidthGBps": 3}}, "spec.thresholds"),
+    ],
+)
+def test_spec_errors_name_the_field(doc: dict[str, Any], field: str) -> None:
+    with pytest.raises(InputError) as e:
+        from_mapping(
+            {"kind": "Certification", "metadata": {"name": "x"}, "spec": {"target": {}, **doc}},
+            "c.yaml",
+        )
+    assert e.value.location.field == field and e.value.location.file == "c.yaml"
