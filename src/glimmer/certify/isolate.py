@@ -203,7 +203,10 @@ class _Isolation:
             round_no += 1
             pairs: list[tuple[_Failed, Cell, Cell]] = []
             for f in pending:
-                if len(f.cell.nodes) <= self.min_size:
+                # A group splits only when both halves keep min_size nodes: §7.4 splits anything
+                # above min_size, but a one-node half of a multi-node collective runs inside
+                # the node and never touches the fabric it is meant to test.
+                if len(f.cell.nodes) < 2 * self.min_size:
                     for n in f.cell.nodes:
                         self.suspects.setdefault(n, f)  # converged: every member is a suspect
                 else:
