@@ -179,6 +179,7 @@ def test_too_few_samples_leave_a_test_ungated_with_a_note() -> None:
     tests = {i.name: i.obj for i in loaded if isinstance(i.obj, BurnInTest)}
     assert tests["clock"].spec.thresholds is None
     assert "only 3 sample(s), fewer than 5" in text
+    assert "NO GATES could be derived for this profile" in text
     assert "source gate dropped (no derived gate): sustainedClockPct GreaterThanOrEqual 70" in text
 
 

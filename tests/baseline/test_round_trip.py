@@ -24,6 +24,7 @@ from glimmer.baseline.derive import Derivation, derive
 from glimmer.baseline.suite import Suite, thresholdless
 from glimmer.baseline.write import render
 from glimmer.contract.vocab import Phase
+from glimmer.fleet.load import load_topology
 from glimmer.plan.lint import lint_loaded
 from glimmer.sim.faults import Fault
 from glimmer.verdict.evaluate import evaluate
@@ -31,6 +32,7 @@ from glimmer.verdict.evaluate import evaluate
 BASELINE_SEED = 7
 HEALTHY_SEEDS = (8, 9)
 FAULT_SEED = 8
+METRIC = "hostToDeviceBandwidthGBs"
 
 
 @cache
@@ -124,3 +126,24 @@ def test_the_derived_profile_fails_exactly_the_planted_fault(
         gate = next(g for g in _pinned().tests[test].thresholds or [] if g.metric == metric)
         verdict = evaluate(named.metrics or {}, named.unmeasurable or [], [gate.to_contract()])
         assert not verdict.passed, (named.metrics or {}).get(metric)
+
+
+def test_a_mixed_fleet_is_derived_per_gpu_product() -> None:
+    """ai-factory mixes 18 GB200 trays with two HGX H100 and two PCIe H100 servers. Per product,
+    GB200 gets its own tight gates and the two-node products get none (and say so); pooled, the
+    GB200's host-to-device floor would sink to the PCIe servers' figure, seven times lower."""
+    topo = load_topology("ai-factory")
+    run = simulate(topo, thresholdless(acceptance()), seed=3, name="af", baseline=True)
+    per_product = derive(acceptance(), collect([run]))
+    gates = {p.suffix: sum(len(t.gates) for t in p.tests) for p in per_product.profiles}
+    assert gates["-nvidia-gb200"] > 50
+    assert (gates["-nvidia-h100-80gb-hbm3"], gates["-nvidia-h100-pcie"]) == (0, 0)
+    assert lint_loaded(load_text(render(per_product), "af.yaml")) == []
+
+    def h2d(d: Derivation, group: str) -> float:
+        profile = next(p for p in d.profiles if p.group == group)
+        test = next(t for t in profile.tests if t.planned.name == "memory-bandwidth")
+        return float(next(g for g in test.gates if g.threshold.metric == METRIC).threshold.value)
+
+    pooled = derive(acceptance(), collect([run], by_product=False))
+    assert h2d(per_product, "NVIDIA-GB200") > 7 * h2d(pooled, "")

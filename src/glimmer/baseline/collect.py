@@ -160,7 +160,7 @@ def collect(
         why = refusal(run)
         if why is not None:
             raise InputError(f"BurnInRun {run.name} {why}", Location(obj=f"BurnInRun/{run.name}"))
-    out = Collection(runs=[r.name for r in runs])
+    out = Collection(runs=sorted(r.name for r in runs))  # sorted: the output ignores input order
     out.indicted = _indicted(runs)
     mixed = 0
     for run in runs:

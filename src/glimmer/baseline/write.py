@@ -191,9 +191,18 @@ def _header(derivation: Derivation) -> list[str]:
 
 
 def _profile_header(profile: DerivedProfile, split: bool) -> list[str]:
+    lines = (
+        ["Every node of the baseline runs, whatever its GPU product."]
+        if profile.group == ALL_NODES
+        else [f"GPU product {profile.group}."]
+    )
+    if not any(t.gates for t in profile.tests):
+        lines.append(
+            "NO GATES could be derived for this profile (see each test): as written it passes "
+            "any clean exit. Measure more units, or pin gates by hand, before using it."
+        )
     if profile.group == ALL_NODES:
-        return ["Every node of the baseline runs, whatever its GPU product."]
-    lines = [f"GPU product {profile.group}."]
+        return lines
     if split:
         lines.append(
             f"Target it with nodeSelector nvidia.com/gpu.product: {profile.group} "

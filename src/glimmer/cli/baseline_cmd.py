@@ -112,7 +112,13 @@ def _test_lines(test: DerivedTest) -> list[str]:
         if gate.loosened_for:
             units = escape(", ".join(u.unit for u in gate.loosened_for))
             lines.append(f"  review {name} {gate.threshold.metric}: loosened to pass {units}")
-    lines += [f"  not gated {name} {d.metric}: {escape(d.reason)}" for d in test.declined]
+    # One line per reason: a product with two nodes declines every metric for the same one.
+    by_reason: dict[str, list[str]] = {}
+    for d in test.declined:
+        by_reason.setdefault(d.reason, []).append(d.metric)
+    for reason, metrics in by_reason.items():
+        named = metrics[0] if len(metrics) == 1 else f"{len(metrics)} metrics"
+        lines.append(f"  not gated {name} {named}: {escape(reason)}")
     return lines
 
 
@@ -128,6 +134,8 @@ def _summary(derivation: Derivation, output: str) -> None:
             f"{declined} measured metric(s) not gated",
             soft_wrap=True,
         )
+        if not gates:
+            say("  no gates: this profile passes any clean exit; do not pin it as is")
         for test in profile.tests:
             for line in _test_lines(test):
                 say(line, soft_wrap=True)
