@@ -94,3 +94,23 @@ def test_a_file_that_is_not_a_run_is_refused(
     )
     assert main(["report", str(profile), "-o", str(tmp_path / "out")]) == 2
     assert "expected exactly one BurnInRun" in capsys.readouterr().err
+
+
+def test_what_glimmer_run_writes_is_what_glimmer_report_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The contract between the two commands: `glimmer run --output json` on the simulator.
+    main(["run", "--output", "json", "--nodes", "hgx-node-0001,nvl-node-0004"])
+    run = tmp_path / "run.json"
+    run.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert main(["report", str(run), "-o", str(tmp_path / "out"), "--fleet", "ai-factory"]) == 0
+    written = capsys.readouterr().out.split()
+    assert [Path(p).name for p in written] == [
+        "junit.xml",
+        "burn-in-report.html",
+        "burnin-report.md",
+        "diag-hgx-node-0001.json",
+        "diag-nvl-node-0004.json",
+    ]
+    markdown = (tmp_path / "out" / "burnin-report.md").read_text(encoding="utf-8")
+    assert "| `hgx-node-0001` |" in markdown and "FAIL" in markdown
