@@ -4,6 +4,7 @@ NodeFingerprint object name rule."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,51 @@ def test_object_name_rule(node: str, pattern: str) -> None:
 
 def test_names_that_sanitise_alike_stay_apart() -> None:
     assert fingerprint_name("GPU_01") != fingerprint_name("gpu_01")
+
+
+class _FakeNvml:
+    """The few pynvml calls the capture makes, for two H100s."""
+
+    def __init__(self, fail_init: bool = False) -> None:
+        self.fail_init = fail_init
+        self.shut = False
+
+    def nvmlInit(self) -> None:
+        if self.fail_init:
+            raise RuntimeError("NVML Shared Library Not Found")
+
+    def nvmlShutdown(self) -> None:
+        self.shut = True
+
+    def nvmlSystemGetDriverVersion(self) -> bytes:
+        return b"570.133.20"
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 2
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
+        return i
+
+    def nvmlDeviceGetCudaComputeCapability(self, handle: int) -> tuple[int, int]:
+        return (9, 0)
+
+    def nvmlDeviceGetName(self, handle: int) -> str:
+        return "NVIDIA H100 80GB HBM3"
+
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> object:
+        return type("Memory", (), {"total": 85_520_809_984})()
+
+
+def test_nvml_reads_every_gpu_and_shuts_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _FakeNvml()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert nvml_gpus() == [
+        Gpu(i, "nvidia", "NVIDIA H100 80GB HBM3", "sm_90", 85_520_809_984, "570.133.20")
+        for i in range(2)
+    ]
+    assert fake.shut
+
+
+def test_nvml_without_a_driver_is_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml(fail_init=True))
+    assert nvml_gpus() is None

@@ -389,3 +389,23 @@ def test_deletes_come_first_and_name_the_namespace() -> None:
     d = decide(w.schedule, list(w.runs.values()), TICK1 + DAY)
     assert isinstance(d.actions[0], DeleteRun)
     assert d.actions[0] == DeleteRun("lab", run_name("nightly", TICK1))
+
+
+def test_daylight_saving_days_in_berlin_skip_the_missing_tick_and_fire_the_repeated_once() -> None:
+    w = world(schedule="30 2 * * *", timeZone="Europe/Berlin", concurrencyPolicy="Allow")
+    spring = [datetime(2026, 3, d, 12, tzinfo=UTC) for d in (28, 29, 30)]
+    w.schedule = w.schedule.model_copy(
+        update={"status": BurnInScheduleStatus(last_schedule_time=spring[0] - DAY)}
+    )
+    fired = [w.step(t).fired for t in spring]
+    # 02:30 does not exist on 29 March: no run, and nothing counted missed for it.
+    assert fired == [
+        datetime(2026, 3, 28, 1, 30, tzinfo=UTC),
+        None,
+        datetime(2026, 3, 30, 0, 30, tzinfo=UTC),
+    ]
+    assert w.status.missed_schedules == 0
+    # 25 October: 02:30 happens twice; a reconcile after each fires only the first.
+    first = w.step(datetime(2026, 10, 25, 0, 31, tzinfo=UTC))
+    second = w.step(datetime(2026, 10, 25, 1, 31, tzinfo=UTC))
+    assert first.fired == datetime(2026, 10, 25, 0, 30, tzinfo=UTC) and second.fired is None

@@ -168,16 +168,14 @@ def observe(
     condition = _condition(old, true, reason, message, now, generation)
 
     captured = before.captured_at if seen == identity and before.captured_at else now
-    after = before.model_copy(
-        update={
-            **identity.status_fields(),
-            "captured_at": captured,
-            "digest": current,
-            "observed_generation": generation
-            if generation is not None
-            else before.observed_generation,
-            "conditions": [*(c for c in before.conditions or () if c.type != DRIFTED), condition],
-        }
-    )
+    data: dict[str, Any] = {
+        **identity.status_fields(),
+        "captured_at": captured,
+        "digest": current,
+        "observed_generation": generation if generation is not None else before.observed_generation,
+        "conditions": [*(c for c in before.conditions or () if c.type != DRIFTED), condition],
+    }
+    # Built afresh (not copied) so an unknown field is absent on output rather than null.
+    after = NodeFingerprintStatus.model_validate({k: v for k, v in data.items() if v is not None})
     changed = existing is None or before.model_dump() != after.model_dump()
     return Observation(fingerprint.model_copy(update={"status": after}), changed, tuple(events))
