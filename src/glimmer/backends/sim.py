@@ -488,6 +488,10 @@ class SimBackend:
     # The sinks deliveries go to (None: recorded only). Set by whoever builds the backend.
     sink_set: SinkSet | None = None
 
+    @property
+    def describes_runs(self) -> bool:
+        return self.sink_set is not None
+
     def deliver(self, delivery: Delivery) -> bool:
         """Record the delivery and hand it to the sinks; False when a sink did not take it."""
         self.deliveries.append(delivery)

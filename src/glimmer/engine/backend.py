@@ -314,6 +314,12 @@ class Backend(Protocol):
         ...
 
     # -- delivery -------------------------------------------------------------------------------
+    @property
+    def describes_runs(self) -> bool:
+        """Whether deliveries should carry ``view`` (True when envelopes go to sinks); a backend
+        that only records deliveries says False and saves a copy of the results per delivery."""
+        ...
+
     def deliver(self, delivery: Delivery) -> bool:
         """Hand an envelope to the sinks; False when some sink failed."""
         ...

@@ -132,7 +132,11 @@ class Pass:
             at=self.now,
             sequence=sequence,
             result=result,
-            view=self._view(phase if reason == "RunPhaseChanged" else None),
+            view=(
+                self._view(phase if reason == "RunPhaseChanged" else None)
+                if self.backend.describes_runs
+                else None
+            ),
         )
 
     def _view(self, entering: str | None) -> BurnInRun:
