@@ -409,3 +409,20 @@ def test_daylight_saving_days_in_berlin_skip_the_missing_tick_and_fire_the_repea
     first = w.step(datetime(2026, 10, 25, 0, 31, tzinfo=UTC))
     second = w.step(datetime(2026, 10, 25, 1, 31, tzinfo=UTC))
     assert first.fired == datetime(2026, 10, 25, 0, 30, tzinfo=UTC) and second.fired is None
+
+
+def test_a_cursor_written_without_a_zone_reads_as_utc() -> None:
+    w = world()
+    naive = BurnInScheduleStatus.model_validate({"lastScheduleTime": "2026-10-01T03:00:00"})
+    w.schedule = w.schedule.model_copy(update={"status": naive})
+    assert w.step(TICK1 + timedelta(hours=1)).fired is None
+    assert w.step(TICK1 + DAY).fired == TICK1 + DAY
+
+
+def test_a_last_successful_time_without_a_zone_still_compares() -> None:
+    w = world(concurrencyPolicy="Allow")
+    naive = BurnInScheduleStatus.model_validate({"lastSuccessfulTime": "2026-09-01T00:00:00"})
+    w.schedule = w.schedule.model_copy(update={"status": naive})
+    _finished_history(w, [Phase.PASSED])
+    w.step(TICK1 + timedelta(hours=2))
+    assert w.status.last_successful_time == TICK1 + timedelta(hours=1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from glimmer.api.run import BurnInRun
 from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus, ConcurrencyPolicy
@@ -38,7 +38,8 @@ class Decision:
     ``requeue_after``: seconds until the next tick (at least 1), None when only a change to the
     schedule or its runs should wake it (invalid, suspended, or a schedule that never fires).
     ``fired``/``skipped``: the tick a run was created for, or skipped under Forbid.
-    ``missed``: ticks this reconcile counted missed. ``resynced``: a >1000-tick backlog.
+    ``missed``: what this reconcile added to ``missedSchedules`` (ticks passed unfired, plus
+    one for a Forbid skip). ``resynced``: a >1000-tick backlog moved the cursor to now.
     """
 
     actions: tuple[Action, ...]
@@ -68,6 +69,11 @@ def _write_if_changed(
 ) -> list[Action]:
     same = before is not None and before.model_dump() == after.model_dump()
     return [] if same else [WriteStatus(after)]
+
+
+def _utc(when: datetime) -> datetime:
+    # A hand-written time without a zone is UTC, as the API server would read it.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def decide(schedule: BurnInSchedule, runs: Iterable[BurnInRun], now: datetime) -> Decision:
@@ -109,6 +115,10 @@ def decide(schedule: BurnInSchedule, runs: Iterable[BurnInRun], now: datetime) -
         return Decision((*actions, *_write_if_changed(before, status)), status, None)
 
     since = status.last_schedule_time or schedule.metadata.creation_timestamp or now
+    if since.tzinfo is None:
+        since = since.replace(
+            tzinfo=UTC
+        )  # a hand-written time without a zone is UTC, as on the API
     due = due_tick(cadence, since, now, spec.starting_deadline_seconds)
     missed = due.missed
     cursor = due.cursor
@@ -143,7 +153,7 @@ def decide(schedule: BurnInSchedule, runs: Iterable[BurnInRun], now: datetime) -
     else:
         actions += _write_if_changed(before, status)
 
-    next_tick = cadence.next(status.last_schedule_time or since)
+    next_tick = cadence.next(_utc(status.last_schedule_time or since))
     requeue = None
     if next_tick is not None:
         requeue = max(MIN_REQUEUE_SECONDS, (next_tick - now).total_seconds())

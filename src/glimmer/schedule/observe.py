@@ -51,6 +51,8 @@ def observe(
     successes = [t for r in found.finished if phase_of(r) is Phase.PASSED if (t := _finished_at(r))]
     best = max(successes, default=None)
     known = previous.last_successful_time
+    if known is not None and known.tzinfo is None:
+        known = known.replace(tzinfo=UTC)  # a hand-written time without a zone is UTC
     if best is not None and (known is None or best > known):
         update["last_successful_time"] = best
     if generation is not None:
