@@ -43,7 +43,7 @@ from glimmer.contract.vocab import Applicability, Comparison
 
 # k = 6, not the textbook 4: a node's figure is usually its worst device of several (a minimum
 # of eight has a longer tail than the MAD of the node figures suggests), and a MAD taken from
-# ~50 nodes is itself uncertain by ~15 %. Measured on the simulator (48 HGX nodes, acceptance,
+# ~50 nodes is itself uncertain by ~17 %. Measured on the simulator (48 HGX nodes, acceptance,
 # each of 24 seeded baselines against the 23 other seeds as healthy re-runs): k = 4 failed a
 # healthy node in 84 of 552 re-runs, k = 5 in 4, k = 6 in none (docs/baselines.md).
 DEFAULT_K = 6.0
