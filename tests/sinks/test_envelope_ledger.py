@@ -141,17 +141,18 @@ def test_node_scope_envelopes_carry_every_field(tmp_path: Path) -> None:
 
 
 def test_pair_scope_names_the_link_server_then_client(tmp_path: Path) -> None:
-    w = world(
-        2, {"p": PAIR}, [{"testRef": "p"}], runner=ScriptedRunner(default="bandwidthGbps=390")
-    )
+    runner = ScriptedRunner(default="bandwidthGbps=250\nlink slow")
+    w = world(2, {"p": PAIR}, [{"testRef": "p"}], runner=runner)
     envelopes = _deliver(w, tmp_path, targets=["node-000", "node-001"], maxConcurrentNodes=2)
     [completed] = [e for e in envelopes if e["reason"] == "TestCompleted"]
     assert completed["deliveryId"] == delivery_id(
         completed["run"]["uid"], "TestCompleted", "p/node-000+node-001"
     )
+    assert _terminal(envelopes).keys() >= SOMEWHERE
     [result] = _check_results(_terminal(envelopes), "Pair")
     assert result["nodes"] == ["node-000", "node-001"]
-    assert result["metrics"] == {"bandwidthGbps": "390"}
+    assert result["metrics"] == {"bandwidthGbps": "250"} and result["phase"] == "Failed"
+    assert [v["metric"] for v in result["violations"]] == ["bandwidthGbps"]
 
 
 def test_group_scope_names_every_rank_in_order(tmp_path: Path) -> None:
@@ -164,6 +165,7 @@ def test_group_scope_names_every_rank_in_order(tmp_path: Path) -> None:
     assert completed["deliveryId"] == delivery_id(
         completed["run"]["uid"], "TestCompleted", "g/node-000+node-001+node-002"
     )
+    assert _terminal(envelopes).keys() >= SOMEWHERE
     [result] = _check_results(_terminal(envelopes), "Group")
     assert result["nodes"] == targets and _terminal(envelopes)["phase"] == "Passed"
 
@@ -179,6 +181,7 @@ def test_segmented_soak_carries_its_segments_and_the_fold(tmp_path: Path) -> Non
         e["results"][0]["segments"]["required"] == 3 and e["results"][0]["phase"] == "Running"
         for e in checkpoints
     )
+    assert _terminal(envelopes).keys() >= SOMEWHERE
     [result] = _check_results(_terminal(envelopes), "Node")
     assert result["segments"] == {"completed": 3, "required": 3, "segmentSeconds": 300}
     assert result["metrics"]["elapsedS"] == "900" and result["metrics"]["gpuTempC"] == "75"

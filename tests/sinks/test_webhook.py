@@ -74,6 +74,13 @@ def test_a_400_is_permanent_not_retried_and_its_body_is_clamped(
     assert quoted.count("x") == MAX_QUOTED_BODY
 
 
+def test_a_redirect_is_not_followed_and_not_retried(receiver: Receiver, clock: FakeClock) -> None:
+    receiver.script = ["302"]
+    with pytest.raises(DeliveryError) as err:
+        send(WebhookSink(receiver.url), clock)
+    assert err.value.permanent and len(receiver.requests) == 1 and "HTTP 302" in str(err.value)
+
+
 @pytest.mark.parametrize("status", ["500", "503", "408", "429"])
 def test_server_errors_and_try_later_answers_are_retried(
     receiver: Receiver, clock: FakeClock, status: str

@@ -5,8 +5,9 @@ on it), ``Authorization: Bearer <token>`` when a token is configured (read at ea
 kept), and ``X-Glimmer-Signature: sha256=<hex>`` when a signing secret is configured.
 
 Answers: 2xx delivered; 408 and 429 retryable (the receiver asks to be tried later); any other
-4xx permanent (the receiver refuses this envelope; the same bytes would be refused again); 5xx
-and transport failures (refused, reset, timed out) retryable. Up to 2048 bytes of the answer's
+4xx permanent (the receiver refuses this envelope; the same bytes would be refused again), and
+so is a 3xx (redirects are not followed); 5xx and transport failures (refused, reset, timed
+out) retryable. Up to 2048 bytes of the answer's
 body are quoted in the error, so a receiver's reason reaches the operator without flooding it.
 
 TLS: verification is always on, against the system store or a given CA bundle; it is off only
@@ -107,5 +108,7 @@ class WebhookSink:
             return
         said = quote_body(response.content)
         message = f"POST {self.url}: HTTP {status}" + (f": {said}" if said else "")
-        permanent = 400 <= status < 500 and status not in RETRYABLE_4XX
+        # A redirect is not followed (the body would be re-sent somewhere unconfigured) and,
+        # like a 4xx, would be answered the same way again: permanent.
+        permanent = status < 500 and status not in RETRYABLE_4XX
         raise DeliveryError(message, permanent=permanent)
