@@ -13,6 +13,7 @@ import typer
 from glimmer import __version__
 from glimmer.cli import (
     baseline_cmd,
+    certify_cmd,
     demo,
     fingerprint_cmd,
     fleet,
@@ -61,6 +62,7 @@ report_cmd.register(app)
 sink_cmd.register(app)
 schedule_cmd.register(app)
 fingerprint_cmd.register(app)
+certify_cmd.register(app)
 
 
 def _say_error(error: InputError) -> None:

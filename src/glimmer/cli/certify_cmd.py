@@ -1,0 +1,142 @@
+"""``glimmer certify``: the certification commands.
+
+``render`` prints the Kubernetes objects a Certification, a WorkloadRun or one catalog entry
+renders to (multi-document YAML); ``crds`` prints or writes the certification CRDs. ``run`` and
+``report`` come from :mod:`glimmer.cli.certify_run` through the hook below.
+
+Formatting only: loading is glimmer.api's work and rendering glimmer.certify's.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+import glimmer.api.certify_kinds  # noqa: F401  (registers the certification kinds)
+from glimmer.api.certify import Certification
+from glimmer.api.certify_crd import all_certify_crds, crd_file_text
+from glimmer.api.certify_workloadrun import WorkloadRun
+from glimmer.api.crd import crd_filename, to_yaml
+from glimmer.api.load import load_paths
+from glimmer.certify.catalog.render import render_certification, render_entry
+from glimmer.certify.catalog.workloadrun import render_workload_run
+from glimmer.certify.platform import names_list
+from glimmer.cli import certify_run
+from glimmer.errors import InputError, Location
+
+certify_app = typer.Typer(
+    name="certify",
+    help="Certification: render Kubeflow Trainer objects, run categories, report.",
+    no_args_is_help=True,
+)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style; multi-line strings (scripts) as literal blocks, long lines kept whole."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def manifests(objects: list[dict[str, Any]]) -> str:
+    """Objects as a multi-document YAML stream, keys in the order they were built."""
+    return yaml.dump_all(
+        objects, Dumper=_Dumper, sort_keys=False, explicit_start=True, width=100_000
+    )
+
+
+def _render_file(path: str, platform: str, gpu: str) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    found = False
+    for item in load_paths([path]):
+        try:
+            if isinstance(item.obj, Certification):
+                objects += render_certification(item.obj, platform, gpu)
+            elif isinstance(item.obj, WorkloadRun):
+                objects += render_workload_run(item.obj, platform, gpu)
+            else:
+                continue
+        except InputError as e:
+            where = item.locate(e.location.field)
+            e.location.file, e.location.document = where.file, where.document
+            e.location.obj, e.location.line = where.obj, where.line
+            raise
+        found = True
+    if not found:
+        raise InputError("no Certification or WorkloadRun to render", Location(file=path))
+    return objects
+
+
+def render(
+    file: Annotated[
+        str | None, typer.Option("--file", "-f", help="A Certification or WorkloadRun file.")
+    ] = None,
+    entry: Annotated[
+        str | None,
+        typer.Option("--entry", help="Render one catalog entry, DOMAIN/VARIANT, with defaults."),
+    ] = None,
+    platform: Annotated[
+        str, typer.Option("--platform", help=f"One of {names_list()} (default onprem).")
+    ] = "",
+    gpu: Annotated[
+        str,
+        typer.Option(
+            "--gpu",
+            help="GPU architecture (h100, gb200, ...) or a nvidia.com/gpu.product value; "
+            "wins over the target's product selector.",
+        ),
+    ] = "",
+) -> None:
+    """Print the Kubernetes objects (TrainingRuntime, TrainJob, ...) as multi-document YAML."""
+    if (file is None) == (entry is None):
+        raise InputError("give exactly one of -f FILE and --entry DOMAIN/VARIANT")
+    if entry is not None:
+        domain, _, variant = entry.partition("/")
+        if not domain or not variant:
+            raise InputError(f"--entry {entry!r}: expected DOMAIN/VARIANT")
+        objects = render_entry(domain, variant, platform, gpu)
+    else:
+        assert file is not None
+        objects = _render_file(file, platform, gpu)
+    sys.stdout.write(manifests(objects))
+
+
+def crds(
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir", help="Write one file per CRD into this folder.", file_okay=False
+        ),
+    ] = None,
+) -> None:
+    """Print the CRDs of the certification kinds (Certification, WorkloadRun, LogProfile)."""
+    objs = all_certify_crds()
+    if output_dir is None:
+        sys.stdout.write(to_yaml(objs))
+        return
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for obj in objs:
+        target = output_dir / crd_filename(obj)
+        target.write_text(crd_file_text(obj), encoding="utf-8")
+        print(target)
+
+
+certify_app.command("render")(render)
+certify_app.command("crds")(crds)
+
+# Hook: `certify run` and `certify report` (glimmer.cli.certify_run) join the same sub-app.
+certify_run.register(certify_app)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``certify`` sub-app to the glimmer app."""
+    app.add_typer(certify_app, name="certify")

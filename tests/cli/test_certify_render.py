@@ -1,0 +1,156 @@
+"""``glimmer certify render``: golden manifests, Trainer-valid output and one-line errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from glimmer.cli.app import main
+
+REPO = Path(__file__).resolve().parents[2]
+CATALOG_TESTS = REPO / "tests" / "certify" / "catalog"
+SAMPLES = CATALOG_TESTS / "samples"
+GOLDEN = CATALOG_TESTS / "golden"
+UPDATE = "GLIMMER_UPDATE_GOLDEN"
+
+sys.path.insert(0, str(CATALOG_TESTS))
+from trainer_schemas import FILES, problems  # noqa: E402
+
+CASES = {
+    "certification-h100-aws": ["-f", str(SAMPLES / "certification-h100.yaml"), "--platform", "aws"],
+    "workloadrun-mpi-gcp-gb200": [
+        "-f",
+        str(SAMPLES / "workloadrun-mpi.yaml"),
+        "--platform",
+        "gcp",
+        "--gpu",
+        "gb200",
+    ],
+    "entry-dcgm-level4-oci-l40s": [
+        "--entry",
+        "diagnostics/dcgm-level4",
+        "--platform",
+        "oci",
+        "--gpu",
+        "NVIDIA-L40S",
+    ],
+}
+
+
+def _render(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["certify", "render", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_rendered_manifests_match_the_golden_files(
+    case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _render(CASES[case], capsys)
+    assert code == 0, err
+    golden = GOLDEN / f"{case}.yaml"
+    if os.environ.get(UPDATE):
+        golden.write_text(out, encoding="utf-8")
+    assert golden.exists(), f"no golden file; create it with {UPDATE}=1 pytest {__file__}"
+    assert out == golden.read_text(encoding="utf-8"), (
+        f"rendered {case} differs from {golden.name}; if the change is intended, regenerate with "
+        f"{UPDATE}=1 .venv/bin/pytest tests/cli/test_certify_render.py and review the diff"
+    )
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_rendered_trainer_object_validates_against_the_trainer_crds(
+    case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = _render(CASES[case], capsys)
+    objects = list(yaml.safe_load_all(out))
+    assert "TrainJob" in {o["kind"] for o in objects}
+    for obj in objects:
+        if obj["kind"] in FILES:
+            assert problems(obj) == [], obj["metadata"]["name"]
+
+
+def test_a_certification_renders_one_trainjob_per_category_with_gang_and_env(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = _render(CASES["certification-h100-aws"], capsys)
+    objects = list(yaml.safe_load_all(out))
+    jobs = [o for o in objects if o["kind"] == "TrainJob"]
+    assert len(jobs) == 3
+    for job in jobs:
+        assert job["metadata"]["labels"]["kai.scheduler/queue"] == "acceptance"
+        assert job["metadata"]["labels"]["team"] == "fleet"
+        assert job["metadata"]["namespace"] == "certify"
+    nccl_args = jobs[0]["spec"]["trainer"]["args"]
+    assert "NCCL_NVLS_ENABLE=0" in nccl_args  # spec.env reaches MPI ranks as -x pairs
+    training_env = jobs[2]["spec"]["trainer"]["env"]
+    assert {"name": "NCCL_NVLS_ENABLE", "value": "0"} in training_env
+    assert jobs[2]["metadata"]["labels"]["stage"] == "training"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--entry", "communication/nccl-all-reduce", "--platform", "moon"],
+            'invalid --platform "moon"',
+        ),
+        (["--entry", "communication/nccl-all-reduce"], "cannot determine the GPU architecture"),
+        (["--entry", "communication/nope", "--gpu", "h100"], "is not in the catalog"),
+        (["--entry", "nccl", "--gpu", "h100"], "expected DOMAIN/VARIANT"),
+        (["--gpu", "h100"], "exactly one of -f FILE and --entry"),
+        (["-f", "/no/such/file.yaml"], "no such file"),
+        (["--entry", "communication/nccl-all-reduce", "--gpu", "z900"], "unknown GPU architecture"),
+    ],
+)
+def test_bad_input_is_one_error_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _render(args, capsys)
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
+
+
+def test_a_render_error_names_the_file_object_and_category(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "cert.yaml"
+    bad.write_text(
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: Certification\nmetadata: {name: c}\n"
+        "spec:\n  target: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}\n"
+        "  categories:\n    - {domain: communication, variant: nccl-all-reduce}\n"
+        "    - {domain: training, variant: nemotron5-8b, options: {gpusPerNode: 1}}\n"
+    )
+    code, _, err = _render(["-f", str(bad)], capsys)
+    assert code == 2
+    assert f"{bad}:8, document 1, Certification/c, field spec.categories[1]" in err
+    assert "requires at least 4 GPUs" in err
+
+
+def test_a_workload_run_with_a_reserved_mount_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "run.yaml"
+    bad.write_text(
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: WorkloadRun\nmetadata: {name: w}\n"
+        "spec:\n  image: i\n  numNodes: 1\n  framework: {mpi: {binary: b, mpirunPath: m}}\n"
+        "  volumes: [{name: keys, emptyDir: {}}]\n"
+        "  volumeMounts: [{name: keys, mountPath: /root/.ssh/extra}]\n"
+    )
+    code, _, err = _render(["-f", str(bad), "--gpu", "h100"], capsys)
+    assert code == 2
+    assert "WorkloadRun/w" in err and "spec.volumeMounts[0].mountPath" in err
+
+
+def test_a_file_without_certification_or_workload_run_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = _render(["-f", str(SAMPLES / "logprofile-nccl.yaml")], capsys)
+    assert code == 2 and "no Certification or WorkloadRun to render" in err
