@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from glimmer.api.schedule import BurnInSchedule
+from glimmer.backends.sim_fleet import fleet_backend
 from glimmer.cli.app import main
+from glimmer.cli.schedule_cmd import SimStore, drive_schedules
+from glimmer.contract.vocab import Phase
+from glimmer.engine.reconciler import Engine
+from glimmer.fleet.load import load_topology
+from glimmer.sim.twin import FleetSim
 
 SCHEDULE = """\
 apiVersion: burnin.glimmer.ai/v1alpha1
@@ -156,3 +163,34 @@ def test_speed_scales_virtual_time_to_wall_time(
     last = re.findall(r"^\[2026-10-02T(\d\d):(\d\d):(\d\d)Z\]", out, re.M)[-1]
     driven = int(last[0]) * 3600 + int(last[1]) * 60 + int(last[2])
     assert sum(slept) == pytest.approx(driven / 3600, rel=1e-3, abs=1e-3)
+
+
+def test_history_limits_prune_runs_on_the_simulator() -> None:
+    sim = fleet_backend(FleetSim(load_topology("ai-factory")))
+    schedule = BurnInSchedule.model_validate(
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInSchedule",
+            "metadata": {
+                "name": "often",
+                "namespace": "default",
+                "uid": "u1",
+                "creationTimestamp": sim.now().isoformat(),
+            },
+            "spec": {
+                "schedule": "@every 10m",
+                "profileRef": "smoke",
+                "target": {"nodeNames": ["hgx-node-0001"]},
+                "successfulRunsHistoryLimit": 1,
+            },
+        }
+    )
+    store = SimStore(sim, schedule)
+    lines: list[str] = []
+    tally = drive_schedules(sim, Engine(sim), [store], ticks=5, say=lines.append)
+    assert tally.fired == 5 and set(tally.verdicts.values()) == {Phase.PASSED}
+    # Each fire's reconcile pruned all but the newest Passed run; the last run came after.
+    assert len(sim.list_runs()) == 2
+    status = store.schedule.status
+    assert status is not None and status.last_successful_time is not None
+    assert status.last_run_name == sorted(tally.verdicts)[-1]
