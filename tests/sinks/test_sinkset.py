@@ -65,6 +65,8 @@ def test_named_sinks_are_looked_up_in_the_runs_namespace_and_a_missing_one_fails
     assert len(hook.got) == 2
     assert sinks.states["lab/gone"].last_error == "BurnInSink lab/gone not found"
     assert sinks.states["lab/hook"].last_delivery == AT
+    assert sinks.status_of("lab/hook").last_error is None
+    assert sinks.status_of("lab/gone").last_error == "BurnInSink lab/gone not found"
 
 
 def test_a_permanent_refusal_is_not_queued() -> None:

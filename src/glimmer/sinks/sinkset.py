@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from glimmer.api.sink import BurnInSinkStatus
 from glimmer.sinks.base import Sink, encode
 from glimmer.sinks.envelope import (
     CHECKPOINT,
@@ -186,6 +187,14 @@ class SinkSet:
             self.exporter.forget(uid)
 
     # -- sink status -----------------------------------------------------------------------------
+    def status_of(self, ident: str) -> BurnInSinkStatus:
+        """A BurnInSink's status as this process saw it (``ident`` is ``<namespace>/<name>``
+        for an object); writing it back is best-effort and never holds up a delivery."""
+        state = self.states.get(ident, SinkState())
+        return BurnInSinkStatus(
+            last_delivery=state.last_delivery, last_error=state.last_error or None
+        )
+
     def _delivered(self, ident: str, at: datetime) -> None:
         self.states[ident] = SinkState(last_delivery=at, last_error="")
 
