@@ -17,7 +17,13 @@ from glimmer.api.schedule import BurnInScheduleStatus
 from glimmer.contract.vocab import Phase
 from glimmer.schedule.actions import CreateRun, DeleteRun, WriteStatus
 from glimmer.schedule.decide import decide
-from glimmer.schedule.keys import INT32_MAX, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION
+from glimmer.schedule.keys import (
+    DEFAULT_FAILED_HISTORY,
+    DEFAULT_SUCCESSFUL_HISTORY,
+    INT32_MAX,
+    SCHEDULE_LABEL,
+    SCHEDULED_AT_ANNOTATION,
+)
 from glimmer.schedule.stamp import run_name, stamp_run
 
 DAY = timedelta(days=1)
@@ -426,3 +432,10 @@ def test_a_last_successful_time_without_a_zone_still_compares() -> None:
     _finished_history(w, [Phase.PASSED])
     w.step(TICK1 + timedelta(hours=2))
     assert w.status.last_successful_time == TICK1 + timedelta(hours=1)
+
+
+def test_history_defaults_are_those_of_appendix_a() -> None:
+    spec = world().schedule.spec
+    assert spec.successful_runs_history_limit == DEFAULT_SUCCESSFUL_HISTORY == 3
+    assert spec.failed_runs_history_limit == DEFAULT_FAILED_HISTORY == 10
+    assert spec.concurrency_policy.value == "Forbid"
