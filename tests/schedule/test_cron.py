@@ -17,8 +17,10 @@ BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
 
 
-def at(*parts: int, tz: ZoneInfo | None = None) -> datetime:
-    return datetime(*parts, tzinfo=tz or UTC)  # type: ignore[misc]
+def at(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 def fires(text: str, after: datetime, n: int, zone: str | None = None) -> list[datetime]:
@@ -256,3 +258,9 @@ def test_every_is_a_fixed_interval_and_monotone(
     assert nxt - after.replace(microsecond=0) == timedelta(seconds=seconds)
     later = cadence.next(after + gap)
     assert later is not None and nxt <= later
+
+
+def test_weekday_steps_stop_at_saturday() -> None:
+    assert parse_cron("0 0 * * 1/2").weekdays == frozenset({1, 3, 5})
+    assert parse_cron("0 0 * * */3").weekdays == frozenset({0, 3, 6})
+    assert parse_cron("0 0 * * 5-7").weekdays == frozenset({5, 6, 0})

@@ -201,8 +201,8 @@ def _parse_item(item: str, spec: _Field) -> set[int]:
         low = _value(body, spec, item)
         # "a/n" means every n-th value from a to the end of the field.
         high = spec.high if slash else low
-    if spec.name == "day-of-week" and body in wildcard:
-        high = 6  # 7 is only an alias of Sunday; "*" must not count Sunday twice in a step
+    if spec.name == "day-of-week" and (body in wildcard or (slash and "-" not in body)):
+        high = 6  # 7 only aliases Sunday when written; "*/2" and "1/2" must not reach it
     return set(range(low, high + 1, step))
 
 
