@@ -11,7 +11,7 @@ import pytest
 import typer
 
 from glimmer.cli import certify_run
-from glimmer.errors import InputError
+from glimmer.errors import InputError, InputErrors
 
 CERT = """\
 apiVersion: certify.glimmer.ai/v1alpha1
@@ -44,6 +44,10 @@ def _main(argv: list[str]) -> int:
         app(args=argv, standalone_mode=True)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else 0
+    except InputErrors as errs:
+        for e in errs.errors:
+            print(f"error: {e}", file=sys.stderr)
+        return 2
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -124,7 +128,11 @@ def test_other_architectures_are_excluded_but_certified_nodes_pass(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "all.yaml"
-    path.write_text(CERT.replace("    nodeSelector: {nvidia.com/gpu.product: gb200_186gb}\n", ""))
+    path.write_text(
+        CERT.replace(
+            "  target:\n    nodeSelector: {nvidia.com/gpu.product: gb200_186gb}\n", "  target: {}\n"
+        )
+    )
     code, out, _ = run(capsys, "run", "-f", str(path))
     assert code == 0 and "Result: INCOMPLETE" in out
     assert "certified gb200_186gb only" in out and "hgx-node-0001" in out
@@ -133,7 +141,7 @@ def test_other_architectures_are_excluded_but_certified_nodes_pass(
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["run", "-f", "/nonexistent.yaml"], "cannot read file"),
+        (["run", "-f", "/nonexistent.yaml"], "no such file"),
         (["run", "-f", "CERT", "--fault", "nic_degraded"], "missing '@'"),
         (["run", "-f", "CERT", "--fleet", "no-such-fleet"], "no built-in fleet"),
         (["report", "/nonexistent.json"], "cannot read file"),

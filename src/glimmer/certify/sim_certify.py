@@ -40,15 +40,21 @@ from glimmer.certify.sim_result import (
     GroupRun,
     Isolation,
 )
-from glimmer.certify.sim_spec import COLLECTIVES, DCGM_LEVELS, Category, CertSpec
+from glimmer.certify.sim_spec import Category, CertSpec
 from glimmer.certify.sim_training import TrainingJob, run_training
 from glimmer.errors import InputError
 from glimmer.sim.twin import FleetSim
 
 
 def select(nodes: Sequence[NodeInfo], spec: CertSpec) -> list[NodeInfo]:
-    """Nodes matching the target: every nodeSelector label (AND), then the nodeNames filter."""
-    out = [n for n in nodes if all(n.labels.get(k) == v for k, v in spec.node_selector.items())]
+    """Nodes matching the target: every nodeSelector label and every matchExpression (AND),
+    then the nodeNames filter (§2.1)."""
+    out = [
+        n
+        for n in nodes
+        if all(n.labels.get(k) == v for k, v in spec.node_selector.items())
+        and all(r.matches(n.labels) for r in spec.match_expressions)
+    ]
     if spec.node_names:
         names = set(spec.node_names)
         out = [n for n in out if n.name in names]
@@ -102,9 +108,9 @@ def certify(
 def _category(
     twin: FleetSim, cat: Category, nodes: list[NodeInfo], arch: str, seed: int
 ) -> CategoryResult:
-    if cat.domain == "communication":
+    if cat.kind == "nccl":
         return _communication(twin, cat, nodes, arch, seed)
-    if cat.domain == "diagnostics":
+    if cat.kind == "dcgm":
         return _diagnostics(twin, cat, nodes, seed)
     return _training(twin, cat, nodes, seed)
 
@@ -115,7 +121,7 @@ def _category(
 def _groups(cat: Category, nodes: list[NodeInfo]) -> list[Group]:
     o = cat.options
     npj = min(o.nodes_per_job or len(nodes), len(nodes))
-    if cat.variant.startswith("nccl-loopback") or o.test_scale == "intra-node":
+    if o.test_scale == "intra-node":
         return partition(nodes, 1)
     if o.test_scale == "intra-rack":
         return partition(nodes, npj, domain_key(nodes), strict_domain=True)
@@ -131,7 +137,7 @@ def _communication(
         if o.enable_mnnvl is not None
         else any(CLIQUE_LABEL in n.labels for n in nodes)
     )
-    oracle = NcclOracle(twin, COLLECTIVES[cat.variant], arch, o.thresholds, o.max_bytes, seed)
+    oracle = NcclOracle(twin, cat.collective, arch, o.thresholds, o.max_bytes, seed)
     diagnose = o.test_scale == "diagnose"
     groups = [] if diagnose else _groups(cat, nodes)
     runs = tuple(oracle.judge(g.name, g.nodes, mnnvl) for g in groups)
@@ -212,7 +218,7 @@ def _dedupe(nodes: list[FailedNode]) -> list[FailedNode]:
 
 
 def _diagnostics(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -> CategoryResult:
-    level = DCGM_LEVELS[cat.variant]
+    level = cat.level
     runs: list[GroupRun] = []
     failed: list[FailedNode] = []
     longest = 0.0
@@ -270,7 +276,8 @@ def _training(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -
             g.nodes,
             o.max_steps,
             o.enable_checkpoint,
-            max_restarts=o.max_restarts,
+            o.save_interval,
+            o.max_restarts,
             nvlink=mnnvl,
             seed=seed,
         )

@@ -1,68 +1,53 @@
-"""What a simulated certification runs: the parts of a Certification (specs/certify.md §2.2)
-that matter on the simulator, as plain values.
+"""What a simulated certification runs: a Certification (``certify.glimmer.ai/v1alpha1``, read by
+the one loader) reduced to what matters on the simulator, as plain values.
 
-:func:`from_mapping` reads a Certification document (``certify.glimmer.ai/v1alpha1``): target
-``nodeSelector``/``nodeNames``, ``categories[]`` with per-category ``options``, and the global
-options inlined at spec level (per-category values win; maps replace wholesale, §2.2).
+Each category must be in the catalog; the catalog entry says what it runs (the nccl-tests
+collective, the DCGM level, a training job). Options are the category's merged with the global
+ones (:meth:`CertificationSpec.options_for`, §2.2), with the controller's defaults filled in.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+import glimmer.api.certify_kinds  # noqa: F401  (registers Certification with the loader)
+from glimmer.api.certify import Certification
+from glimmer.api.certify_options import CategoryOptions
+from glimmer.api.load import Loaded, load_paths, load_text, of_kind
+from glimmer.certify.catalog.entries import get_entry
+from glimmer.certify.measure_threshold import unknown_keys
 from glimmer.errors import InputError, Location
 
-TEST_SCALES = ("intra-node", "intra-rack", "diagnose", "full-scale")
-_SIZE = re.compile(r"^([0-9]+)(K|M|G|T)?$")
-_OPTION_KEYS = (
-    "testScale",
-    "nodesPerJob",
-    "thresholds",
-    "enableMNNVL",
-    "maxBytes",
-    "minGroupSize",
-    "maxSteps",
-    "enableCheckpoint",
-    "maxRestarts",
-)
-
-# Catalog categories the simulator can run (§5.1), and what each one is.
-COLLECTIVES = {
-    "nccl-all-reduce": "all_reduce",
-    "nccl-all-gather": "all_gather",
-    "nccl-reduce-scatter": "reduce_scatter",
-    "nccl-alltoall": "alltoall",
-    "nccl-sendrecv": "sendrecv",
-    "nccl-loopback": "all_reduce",
-    "nccl-loopback-nvswitch": "all_reduce",
-}
-DCGM_LEVELS = {f"dcgm-level{i}": i for i in range(1, 5)}
-TRAININGS = ("nemotron5-8b", "nemotron5-56b")
+_SCALE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# What the simulator can run, by the catalog entry's kind (its ``values``).
+SIM_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv")
 
 
 @dataclass(frozen=True)
 class Options:
-    """CategoryOptions after merging global and per-category values."""
+    """CategoryOptions after merging, with defaults (§2.2)."""
 
     test_scale: str = "full-scale"
-    nodes_per_job: int | None = None
+    nodes_per_job: int | None = None  # None: every available node
     thresholds: Mapping[str, str] = field(default_factory=dict)
-    enable_mnnvl: bool | None = None  # None: on for NVL72 parts (§2.2 controller default)
-    max_bytes: int = 16 << 30
+    enable_mnnvl: bool | None = None  # None: on for NVL72 parts (controller default)
+    max_bytes: int = 16 << 30  # maxBytes default 16G
     min_group_size: int = 2
     max_steps: int = 50
     enable_checkpoint: bool = False
     max_restarts: int = 3
+    save_interval: int = 250
 
 
 @dataclass(frozen=True)
 class Category:
     domain: str
     variant: str
+    kind: str  # "nccl", "dcgm" or "training"
     options: Options
+    collective: str = ""  # nccl: the nccl-tests testType
+    level: int = 0  # dcgm: the diag level
 
     @property
     def ref(self) -> str:
@@ -70,95 +55,108 @@ class Category:
 
 
 @dataclass(frozen=True)
+class NodeRequirement:
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        has = self.key in labels
+        if self.operator == "Exists":
+            return has
+        if self.operator == "DoesNotExist":
+            return not has
+        inside = has and labels[self.key] in self.values
+        return inside if self.operator == "In" else not inside
+
+
+@dataclass(frozen=True)
 class CertSpec:
     name: str
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    match_expressions: tuple[NodeRequirement, ...] = ()
     node_names: tuple[str, ...] = ()
     categories: tuple[Category, ...] = ()
 
 
-def _bytes(text: str, where: Location) -> int:
-    m = _SIZE.match(text)
-    if not m:
-        raise InputError(f"maxBytes {text!r} must match ^[0-9]+(K|M|G|T)?$", where)
-    scale = {None: 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2)]
-    return int(m.group(1)) * scale
+def _bytes(text: str | None) -> int:
+    if not text:
+        return Options.max_bytes
+    unit = text[-1] if text[-1] in _SCALE else ""
+    return int(text.removesuffix(unit) if unit else text) * _SCALE.get(unit, 1)
 
 
-def _options(raw: Mapping[str, Any], base: Options, where: Location) -> Options:
-    got: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in _OPTION_KEYS:
-            continue  # rendering-only options (image, resources …) do not change a sim run
-        at = Location(where.file, where.document, where.obj, f"{where.field}.{key}")
-        if key == "testScale":
-            if value not in TEST_SCALES:
-                raise InputError(f"testScale {value!r} is not one of {', '.join(TEST_SCALES)}", at)
-            got["test_scale"] = value
-        elif key in ("nodesPerJob", "minGroupSize", "maxSteps", "maxRestarts"):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InputError(f"{key} must be an integer of at least 1", at)
-            snake = {
-                "nodesPerJob": "nodes_per_job",
-                "minGroupSize": "min_group_size",
-                "maxSteps": "max_steps",
-                "maxRestarts": "max_restarts",
-            }[key]
-            got[snake] = value
-        elif key == "thresholds":
-            if not isinstance(value, Mapping) or not all(
-                isinstance(v, str) for v in value.values()
-            ):
-                raise InputError("thresholds must map a metric to a CEL expression string", at)
-            got["thresholds"] = dict(value)
-        elif key in ("enableMNNVL", "enableCheckpoint"):
-            if not isinstance(value, bool):
-                raise InputError(f"{key} must be true or false", at)
-            got["enable_mnnvl" if key == "enableMNNVL" else "enable_checkpoint"] = value
-        elif key == "maxBytes":
-            got["max_bytes"] = _bytes(str(value), at)
-    return Options(**{**base.__dict__, **got})
-
-
-def _known(domain: str, variant: str) -> bool:
-    return (
-        (domain == "communication" and variant in COLLECTIVES)
-        or (domain == "diagnostics" and variant in DCGM_LEVELS)
-        or (domain == "training" and variant in TRAININGS)
+def _options(o: CategoryOptions) -> Options:
+    d = Options()
+    return Options(
+        test_scale=o.test_scale.value if o.test_scale else d.test_scale,
+        nodes_per_job=o.nodes_per_job,
+        thresholds=dict(o.thresholds or {}),
+        enable_mnnvl=o.enable_mnnvl,
+        max_bytes=_bytes(o.max_bytes),
+        min_group_size=o.min_group_size or d.min_group_size,
+        max_steps=o.max_steps if o.max_steps and o.max_steps > 0 else d.max_steps,
+        enable_checkpoint=bool(o.enable_checkpoint),
+        max_restarts=o.max_restarts if o.max_restarts is not None else d.max_restarts,
+        save_interval=o.save_interval or d.save_interval,
     )
 
 
-def from_mapping(doc: Mapping[str, Any], source: str = "") -> CertSpec:
-    """A CertSpec from a Certification document; InputError naming the field otherwise."""
-    meta = doc.get("metadata") or {}
-    name = str(meta.get("name") or "certification")
-    obj = f"Certification/{name}"
-    spec = doc.get("spec")
-    if doc.get("kind") != "Certification" or not isinstance(spec, Mapping):
-        raise InputError("expected a Certification with a spec", Location(file=source or None))
-    target = spec.get("target") or {}
-    if not isinstance(target, Mapping):
-        raise InputError("target must be a mapping", Location(source, None, obj, "spec.target"))
-    base = _options(spec, Options(), Location(source or None, None, obj, "spec"))
-    cats = spec.get("categories")
-    if not isinstance(cats, list) or not 1 <= len(cats) <= 64:
+def _category(cert: Certification, index: int, loaded: Loaded | None) -> Category:
+    c = cert.spec.categories[index]
+    loc = loaded.locate(f"spec.categories[{index}]") if loaded else Location()
+    try:
+        entry = get_entry(c.domain, c.variant)
+    except InputError as e:
+        raise InputError(e.message, loc) from None
+    opts = _options(cert.spec.options_for(index))
+    unknown = unknown_keys(opts.thresholds)
+    if unknown:
         raise InputError(
-            "categories must list 1 to 64 entries",
-            Location(source or None, None, obj, "spec.categories"),
+            f"unknown threshold keys {unknown} (known: busBandwidthGBps, algBandwidthGBps, "
+            "goodputRatio, avgTFLOPsPerGPU, avgStepTimeSec)",
+            loc,
         )
-    out: list[Category] = []
-    for i, c in enumerate(cats):
-        where = Location(source or None, None, obj, f"spec.categories[{i}]")
-        if not isinstance(c, Mapping) or not c.get("domain") or not c.get("variant"):
-            raise InputError("a category needs a domain and a variant", where)
-        domain, variant = str(c["domain"]), str(c["variant"])
-        if not _known(domain, variant):
-            raise InputError(f"category {domain}/{variant} is not in the catalog", where)
-        opts = c.get("options") or {}
-        where = Location(where.file, None, obj, f"{where.field}.options")
-        out.append(Category(domain, variant, _options(opts, base, where)))
-    selector = target.get("nodeSelector") or {}
-    names = target.get("nodeNames") or []
+    values = entry.data.get("values") or {}
+    if c.domain == "communication" and values.get("testType") in SIM_COLLECTIVES:
+        return Category(c.domain, c.variant, "nccl", opts, collective=str(values["testType"]))
+    if c.domain == "diagnostics" and isinstance(values.get("level"), int):
+        return Category(c.domain, c.variant, "dcgm", opts, level=int(values["level"]))
+    if c.domain == "training":
+        return Category(c.domain, c.variant, "training", opts)
+    raise InputError(f"category {c.ref} is in the catalog but the simulator cannot run it", loc)
+
+
+def from_certification(cert: Certification, loaded: Loaded | None = None) -> CertSpec:
+    """A CertSpec from a loaded Certification; InputError naming the category otherwise."""
+    t = cert.spec.target
     return CertSpec(
-        name, {str(k): str(v) for k, v in selector.items()}, tuple(map(str, names)), tuple(out)
+        name=cert.name or "certification",
+        node_selector=dict(t.node_selector or {}),
+        match_expressions=tuple(
+            NodeRequirement(r.key, r.operator, tuple(r.values or ()))
+            for r in t.match_expressions or ()
+        ),
+        node_names=tuple(t.node_names or ()),
+        categories=tuple(_category(cert, i, loaded) for i in range(len(cert.spec.categories))),
     )
+
+
+def _one(loaded: Sequence[Loaded], source: str) -> CertSpec:
+    found = of_kind(loaded, Certification)
+    if len(found) != 1:
+        raise InputError(
+            f"expected exactly one Certification, found {len(found)}", Location(file=source)
+        )
+    cert, where = found[0]
+    return from_certification(cert, where)
+
+
+def load_certification(path: str) -> CertSpec:
+    """The one Certification in a file."""
+    return _one(load_paths([path]), path)
+
+
+def from_text(text: str, source: str = "<text>") -> CertSpec:
+    """The one Certification in YAML/JSON text (for tests and stdin)."""
+    return _one(load_text(text, source), source)

@@ -12,15 +12,14 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import yaml
 
 from glimmer.certify.report_card import render
 from glimmer.certify.sim_certify import certify
 from glimmer.certify.sim_result import FAILED, CertResult, from_doc, to_doc
-from glimmer.certify.sim_spec import CertSpec, from_mapping
+from glimmer.certify.sim_spec import load_certification
 from glimmer.cli.output import print_json
 from glimmer.errors import InputError, Location
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
@@ -31,25 +30,6 @@ from glimmer.sim.twin import FleetSim, from_spec
 class Output(StrEnum):
     TABLE = "table"
     JSON = "json"
-
-
-def _read_yaml(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", Location(file=path)) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"not valid YAML or JSON: {e}", Location(file=path)) from None
-
-
-def load_certification(path: str) -> CertSpec:
-    """The one Certification in ``path`` (``certify.glimmer.ai/v1alpha1``)."""
-    doc = _read_yaml(path)
-    if not isinstance(doc, dict):
-        raise InputError("expected one Certification document", Location(file=path))
-    return from_mapping(doc, path)
 
 
 def _exit_code(result: CertResult) -> int:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,8 @@ from glimmer.certify.grouping import PRODUCT_LABEL, NodeInfo
 from glimmer.certify.report_card import render
 from glimmer.certify.sim_certify import certify, majority_arch
 from glimmer.certify.sim_result import from_doc, to_doc
-from glimmer.certify.sim_spec import CertSpec, from_mapping
-from glimmer.errors import InputError
+from glimmer.certify.sim_spec import CertSpec, from_text
+from glimmer.errors import InputError, InputErrors
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim
@@ -24,15 +25,21 @@ TOPO = load_topology("ai-factory")
 NVL = [n.hostname for n in TOPO.nodes if n.hostname.startswith("nvl-")]
 
 
-def _spec(categories: list[dict[str, Any]], target: dict[str, Any] | None = None) -> CertSpec:
-    return from_mapping(
+def _doc(
+    categories: list[dict[str, Any]], target: dict[str, Any] | None = None, **extra: Any
+) -> str:
+    return yaml.safe_dump(
         {
             "apiVersion": "certify.glimmer.ai/v1alpha1",
             "kind": "Certification",
-            "metadata": {"name": "t"},
-            "spec": {"target": target or {}, "categories": categories},
+            "metadata": {"name": "t", "namespace": "default"},
+            "spec": {"target": target or {}, "categories": categories, **extra},
         }
     )
+
+
+def _spec(categories: list[dict[str, Any]], target: dict[str, Any] | None = None) -> CertSpec:
+    return from_text(_doc(categories, target))
 
 
 ALL_REDUCE = {"domain": "communication", "variant": "nccl-all-reduce"}
@@ -143,22 +150,22 @@ def test_no_matching_node_is_bad_input() -> None:
 
 
 @pytest.mark.parametrize(
-    ("doc", "field"),
+    ("doc", "needle"),
     [
-        ({"categories": []}, "spec.categories"),
-        ({"categories": [{"domain": "communication"}]}, "spec.categories[0]"),
         (
-            {"categories": [{**ALL_REDUCE, "options": {"nodesPerJob": 0}}]},
-            "spec.categories[0].options.nodesPerJob",
+            {"categories": [{"domain": "communication", "variant": "nccl-everything"}]},
+            "not in the catalog",
         ),
-        ({"categories": [ALL_REDUCE], "maxBytes": "12X"}, "spec.maxBytes"),
-        ({"categories": [ALL_REDUCE], "thresholds": {"busBandwidthGBps": 3}}, "spec.thresholds"),
+        (
+            {"categories": [{**ALL_REDUCE, "options": {"thresholds": {"zeta": "value > 1"}}}]},
+            "unknown threshold keys ['zeta']",
+        ),
+        ({"categories": [{**ALL_REDUCE, "options": {"nodesPerJob": 0}}]}, "nodesPerJob"),
+        ({"categories": [ALL_REDUCE], "maxBytes": "12X"}, "maxBytes"),
     ],
 )
-def test_spec_errors_name_the_field(doc: dict[str, Any], field: str) -> None:
-    with pytest.raises(InputError) as e:
-        from_mapping(
-            {"kind": "Certification", "metadata": {"name": "x"}, "spec": {"target": {}, **doc}},
-            "c.yaml",
-        )
-    assert e.value.location.field == field and e.value.location.file == "c.yaml"
+def test_spec_errors_name_the_field(doc: dict[str, Any], needle: str) -> None:
+    cats = doc.pop("categories")
+    with pytest.raises((InputError, InputErrors)) as e:
+        from_text(_doc(cats, **doc), "c.yaml")
+    assert needle in str(e.value) and "c.yaml" in str(e.value)
