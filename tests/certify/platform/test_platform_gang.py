@@ -170,3 +170,20 @@ def test_resolved_gang_scheduler_returns_a_copy() -> None:
     gs = {"schedulerName": "s", "queue": "q"}
     resolved_gang_scheduler(gs)
     assert gs == {"schedulerName": "s", "queue": "q"}
+
+
+def test_gang_rewrite_matches_what_the_builders_emit_for_a_workload_run() -> None:
+    from glimmer.certify.platform import RuntimeConfig, build_mpi_runtime, build_torch_runtime
+
+    gs = {"schedulerName": "volcano", "queue": "q", "queueLabelKey": "volcano/queue"}
+    plain = RuntimeConfig(entry_name="e", image="i", gpus_per_node=8)
+    gang = RuntimeConfig(
+        entry_name="e",
+        image="i",
+        gpus_per_node=8,
+        gang_scheduler_name="volcano",
+        gang_scheduler_queue="q",
+        gang_scheduler_queue_label_key="volcano/queue",
+    )
+    for build in (build_torch_runtime, build_mpi_runtime):
+        assert apply_gang_scheduler_to_dependencies([build(plain)], gs) == [build(gang)]
