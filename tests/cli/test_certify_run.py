@@ -4,14 +4,11 @@ planted NIC fault on ai-factory named with its reason."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-import typer
 
-from glimmer.cli import certify_run
-from glimmer.errors import InputError, InputErrors
+from glimmer.cli.app import main
 
 CERT = """\
 apiVersion: certify.glimmer.ai/v1alpha1
@@ -34,26 +31,6 @@ spec:
 """
 
 
-def _main(argv: list[str]) -> int:
-    """The certify sub-app behind glimmer's own error policy (InputError: one line, exit 2)."""
-    app = typer.Typer()
-    sub = typer.Typer()
-    certify_run.register(sub)
-    app.add_typer(sub, name="certify")
-    try:
-        app(args=argv, standalone_mode=True)
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 0
-    except InputErrors as errs:
-        for e in errs.errors:
-            print(f"error: {e}", file=sys.stderr)
-        return 2
-    except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
 @pytest.fixture
 def cert(tmp_path: Path) -> Path:
     path = tmp_path / "cert.yaml"
@@ -62,7 +39,7 @@ def cert(tmp_path: Path) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = _main(["certify", *argv])
+    code = main(["certify", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 

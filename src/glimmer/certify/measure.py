@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from glimmer.api.certify_logprofile import LogProfile
 from glimmer.errors import InputError, Location
 
 # Kubelet prefix of ``kubectl logs --timestamps``: RFC 3339 with optional fraction and either Z or
@@ -207,6 +208,13 @@ class BandwidthParser:
 
 
 NCCL_BANDWIDTH = BandwidthParser(NCCL_BANDWIDTH_PATTERN)
+
+
+def bandwidth_parser(profile: LogProfile) -> BandwidthParser:
+    """The ``bandwidthResult`` recipe of a loaded LogProfile (errors name the profile)."""
+    pattern = profile.spec.patterns.bandwidth_result
+    where = Location(obj=f"LogProfile/{profile.name}", field="spec.patterns.bandwidthResult")
+    return BandwidthParser(pattern.regex if pattern else None, where)
 
 
 @dataclass(frozen=True)

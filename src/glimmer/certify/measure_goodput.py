@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from glimmer.api.certify_logprofile import LogProfile
 from glimmer.certify.measure import strip_kubelet_timestamp
 from glimmer.errors import InputError, Location
 
@@ -108,6 +109,29 @@ MEGATRON = TrainingProfile(
 )
 
 
+# LogProfile pattern fields by the names the recipe uses (§2.8).
+_PATTERN_NAMES = {
+    "training_step": "trainingStep",
+    "checkpoint_save": "checkpointSave",
+    "checkpoint_done": "checkpointDone",
+    "checkpoint_restore": "checkpointRestore",
+    "checkpoint_loaded": "checkpointLoaded",
+    "application_start": "applicationStart",
+    "warmup_step": "warmupStep",
+}
+
+
+def training_profile(profile: LogProfile) -> TrainingProfile:
+    """The goodput half of a loaded LogProfile."""
+    pats = profile.spec.patterns
+    found = {
+        name: EventPattern(p.regex, p.example or "", dict(p.units or {}))
+        for field_name, name in _PATTERN_NAMES.items()
+        if (p := getattr(pats, field_name)) is not None
+    }
+    return TrainingProfile(found, profile.spec.warmup_steps or 0, profile.spec.log_interval or 1)
+
+
 @dataclass(frozen=True)
 class Goodput:
     """The GoodputMeasurement figures of one finished run (times in seconds)."""
@@ -168,8 +192,8 @@ def parse_training(text: str, profile: TrainingProfile = MEGATRON) -> Goodput | 
         if kt is not None:  # the interruption time is the attempt's last log line (§6.2)
             attempts[-1].last_line = kt
         cur = attempts[-1]
-        if hit := _match(pats, "checkpointLoaded", line):
-            since_boundary = 0
+        if _match(pats, "checkpointRestore", line) or _match(pats, "checkpointLoaded", line):
+            since_boundary = 0  # a restore is a run boundary: warmup counts again (§6.2)
             continue
         if hit := _match(pats, "checkpointSave", line):
             t = when(hit)

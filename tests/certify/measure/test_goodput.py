@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.load import load_text
 from glimmer.certify.measure_goodput import (
     MEGATRON,
     EventPattern,
@@ -15,6 +19,7 @@ from glimmer.certify.measure_goodput import (
     goodput,
     parse_time,
     parse_training,
+    training_profile,
 )
 from glimmer.errors import InputError
 
@@ -113,3 +118,20 @@ def test_timestamps_of_any_precision(text: str) -> None:
 @given(st.text())
 def test_training_parser_never_raises_on_arbitrary_text(text: str) -> None:
     parse_training(text, MEGATRON)
+
+
+def test_a_loaded_log_profile_measures_like_the_builtin() -> None:
+    pats = "".join(
+        f"    {name}:\n      regex: {json.dumps(p.regex)}\n"
+        + (f"      units: {json.dumps(dict(p.units))}\n" if p.units else "")
+        for name, p in MEGATRON.patterns.items()
+    )
+    text = (
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: LogProfile\n"
+        "metadata: {name: megatron-training}\nspec:\n"
+        "  timestamp: {layout: '2006-01-02 15:04:05.999999'}\n"
+        f"  patterns:\n{pats}  warmupSteps: 2\n"
+    )
+    (item,) = load_text(text, "lp.yaml")
+    assert isinstance(item.obj, LogProfile)
+    assert parse_training(LOG, training_profile(item.obj)) == parse_training(LOG)

@@ -8,13 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.load import load_text
 from glimmer.certify.measure import (
     NCCL_BANDWIDTH,
+    NCCL_BANDWIDTH_PATTERN,
     BandwidthParser,
     BandwidthRow,
     Half,
     SizeResult,
     TableRow,
+    bandwidth_parser,
     bus_factor,
     merge,
     parse_table,
@@ -168,3 +173,24 @@ def test_a_rendered_table_round_trips(rows: list[TableRow]) -> None:
     text = render_log("all_reduce", ranks, rows, min_bytes=8, max_bytes=2**34)
     assert list(parse_table(text).rows) == rows
     assert [r.size for r in NCCL_BANDWIDTH.parse(text)] == [r.size for r in rows]
+
+
+def _profile(patterns: str) -> LogProfile:
+    text = (
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: LogProfile\n"
+        "metadata: {name: nccl-bandwidth}\nspec:\n"
+        "  timestamp: {layout: '2006-01-02T15:04:05.999999999Z'}\n"
+        f"  patterns:\n{patterns}"
+        "  workerStrategy: {replicatedJobName: launcher}\n"
+    )
+    (item,) = load_text(text, "lp.yaml")
+    assert isinstance(item.obj, LogProfile)
+    return item.obj
+
+
+def test_a_loaded_log_profile_reads_the_fixture_like_the_builtin() -> None:
+    lp = _profile(f"    bandwidthResult:\n      regex: '{NCCL_BANDWIDTH_PATTERN}'\n")
+    text = _read("all_gather_2node_pdt.log")
+    assert bandwidth_parser(lp).parse(text) == NCCL_BANDWIDTH.parse(text)
+    with pytest.raises(InputError, match=r"LogProfile/nccl-bandwidth.*no bandwidthResult"):
+        bandwidth_parser(_profile("    trainingStep: {regex: 'x'}\n"))
