@@ -146,7 +146,8 @@ def test_every_gate_carries_a_comment_saying_what_it_was_made_of() -> None:
         assert comment.lstrip().startswith(f"# {found.group(1)}:"), comment
         assert "from n=12" in comment and "rule:" in comment, comment
         if "GreaterThanOrEqual" in comment or "LessThanOrEqual" in comment:
-            assert all(w in comment for w in ("median", "MAD", "k 6", "worst clean unit")), comment
+            words = ("median", "MAD", "k 6", "margin", "worst clean unit")
+            assert all(w in comment for w in words), comment
     assert gates >= 9
     assert "replaces the source profile's sustainedClockPct GreaterThanOrEqual 70" in text
     assert "not gated: iterationsCompleted: counter was nonzero" in text

@@ -33,6 +33,7 @@ samples = st.lists(st.tuples(values, st.booleans()), min_size=1, max_size=60).ma
     lambda xs: [Sample(f"node-{i:03d}", v, clean) for i, (v, clean) in enumerate(xs)]
 )
 ks = st.floats(min_value=0, max_value=12, allow_nan=False)
+margins = st.floats(min_value=0, max_value=0.2, allow_nan=False)
 
 
 def found(metric: str, readings: list[Sample], na: tuple[str, ...] = ()) -> MetricSamples:
@@ -171,7 +172,20 @@ def test_the_rule_table_covers_every_aggregation_and_reads_the_registry() -> Non
             assert rule_for(spec).shape in set(Shape)
 
 
-@pytest.mark.parametrize("metric", [FLOOR_METRIC, CEILING_METRIC])
-def test_identical_samples_give_a_gate_at_that_value(metric: str) -> None:
+@pytest.mark.parametrize(("metric", "bound"), [(FLOOR_METRIC, "693"), (CEILING_METRIC, "707")])
+def test_a_distribution_with_no_spread_keeps_a_margin_of_one_percent(
+    metric: str, bound: str
+) -> None:
     gate = gate_of(derive_gate(found(metric, _fleet([700.0] * 6))))
-    assert gate.threshold.value == "700"
+    assert (gate.threshold.value, gate.margin) == (bound, 7.0)
+    exact = gate_of(derive_gate(found(metric, _fleet([700.0] * 6)), min_margin=0))
+    assert exact.threshold.value == "700"
+
+
+def test_a_saturated_link_is_not_gated_at_its_line_rate() -> None:
+    # RDMA at line rate: a MAD of hundredths puts the bare floor at 399, failing the next
+    # healthy link that measures 398.9; the 1 % margin puts it at 395.
+    link = _fleet([399.45, 399.5, 399.48, 399.47, 399.52, 399.46])
+    gate = gate_of(derive_gate(found(FLOOR_METRIC, link)))
+    assert gate.threshold.value == "395"
+    assert gate_of(derive_gate(found(FLOOR_METRIC, link), min_margin=0)).threshold.value == "399"

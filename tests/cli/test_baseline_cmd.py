@@ -100,9 +100,11 @@ def test_derive_reads_yaml_runs_and_takes_a_profile_file(
     profile_file = _strip(tmp_path)
     out = tmp_path / "pinned.yaml"
     argv = ["baseline", "derive", str(as_yaml), "--profile", str(profile_file), "-o", str(out)]
-    assert main([*argv, "--k", "8", "--min-samples", "3", "--whole-fleet"]) == 0
+    flags = ["--k", "8", "--min-samples", "3", "--min-margin-pct", "2.5", "--whole-fleet"]
+    assert main([*argv, *flags]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "k = 8 " in text and "Every node of the baseline runs" in text
+    assert "k = 8 " in text and "2.5% of |median|" in text
+    assert "Every node of the baseline runs" in text
 
 
 def test_derive_refuses_a_run_that_is_not_a_baseline(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from glimmer.baseline.collect import ALL_NODES, Collection, TestSamples
 from glimmer.baseline.rules import (
     DEFAULT_K,
+    DEFAULT_MIN_MARGIN,
     DEFAULT_MIN_SAMPLES,
     Declined,
     Gate,
@@ -60,6 +61,7 @@ class Derivation:
     runs: list[str]
     k: float
     min_samples: int
+    min_margin: float
     profiles: list[DerivedProfile]
     notes: list[str]
 
@@ -98,14 +100,26 @@ def _check_guarantee(test: DerivedTest, samples: TestSamples) -> None:
             )
 
 
-def _derive_test(planned: Planned, samples: TestSamples | None, k: float, n: int) -> DerivedTest:
+@dataclass(frozen=True)
+class Settings:
+    k: float
+    min_samples: int
+    min_margin: float
+
+
+def _derive_test(planned: Planned, samples: TestSamples | None, settings: Settings) -> DerivedTest:
     test = DerivedTest(planned)
     if samples is None:
         return test
     test.results = len(samples.results)
     test.clean = sum(1 for m in samples.results if m.clean)
     for name in sorted(samples.metrics):
-        outcome = derive_gate(samples.metrics[name], k=k, min_samples=n)
+        outcome = derive_gate(
+            samples.metrics[name],
+            k=settings.k,
+            min_samples=settings.min_samples,
+            min_margin=settings.min_margin,
+        )
         if isinstance(outcome, Gate):
             test.gates.append(outcome)
         elif isinstance(outcome, Declined):
@@ -138,6 +152,7 @@ def derive(
     *,
     k: float = DEFAULT_K,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    min_margin: float = DEFAULT_MIN_MARGIN,
 ) -> Derivation:
     """The gated profile(s) the rule derives from ``collection`` for ``suite``'s tests.
 
@@ -157,15 +172,16 @@ def derive(
             f"profile {suite.profile.name!r}; derive with the profile the baseline ran",
             Location(field="--profile"),
         )
+    settings = Settings(k, min_samples, min_margin)
     groups = sorted({g for g, _ in usable})
     split = len(groups) > 1
     profiles = [
         DerivedProfile(
             group,
             f"-{slug(group)}" if split else "",
-            [_derive_test(p, usable.get((group, p.name)), k, min_samples) for p in planned],
+            [_derive_test(p, usable.get((group, p.name)), settings) for p in planned],
         )
         for group in groups
     ]
     notes = [*collection.notes, *_kind_notes(collection, planned)]
-    return Derivation(suite, collection.runs, k, min_samples, profiles, notes)
+    return Derivation(suite, collection.runs, k, min_samples, min_margin, profiles, notes)

@@ -5,8 +5,13 @@ window is its lowest), a ceiling by Max, a windowed counter by Sum, and nameplat
 counters by Last. The same declaration picks the gate:
 
 * **floor** (Min; and a Sum with a unit, an accumulated quantity such as ``elapsedS``):
-  ``GreaterThanOrEqual min(median − k·MAD, worst clean sample)``, rounded down;
-* **ceiling** (Max): ``LessThanOrEqual max(median + k·MAD, worst clean sample)``, rounded up;
+  ``GreaterThanOrEqual min(median − margin, worst clean sample)``, rounded down;
+* **ceiling** (Max): ``LessThanOrEqual max(median + margin, worst clean sample)``, rounded up;
+
+  where ``margin = max(k·MAD, min_margin·|median|)``: k MADs, but never closer to the fleet
+  than a fraction of its median (1 % by default), because a figure that saturates (a link at
+  line rate, a clock at its cap) has a MAD near zero and a gate that close claims a
+  repeatability no measurement has;
 * **counter** (Sum, dimensionless): ``Equal 0`` when every sample was 0; a counter healthy parts
   accumulate (iterations, watched windows) is reported, not gated;
 * **nameplate** (Last, dimensionless): ``Equal v`` when every sample was the same integer (a
@@ -48,6 +53,8 @@ from glimmer.contract.vocab import Applicability, Comparison
 # healthy node in 84 of 552 re-runs, k = 5 in 4, k = 6 in none (docs/baselines.md).
 DEFAULT_K = 6.0
 DEFAULT_MIN_SAMPLES = 5
+# A gate within 1 % of the fleet's median claims more repeatability than fleet measurements have.
+DEFAULT_MIN_MARGIN = 0.01
 
 
 class Shape(StrEnum):
@@ -69,12 +76,12 @@ class Rule:
 FLOOR = Rule(
     Shape.FLOOR,
     Comparison.GREATER_THAN_OR_EQUAL,
-    "floor: min(median - k*MAD, worst clean sample), rounded down to 3 significant digits",
+    "floor: min(median - margin, worst clean sample), rounded down to 3 significant digits",
 )
 CEILING = Rule(
     Shape.CEILING,
     Comparison.LESS_THAN_OR_EQUAL,
-    "ceiling: max(median + k*MAD, worst clean sample), rounded up to 3 significant digits",
+    "ceiling: max(median + margin, worst clean sample), rounded up to 3 significant digits",
 )
 COUNTER = Rule(
     Shape.COUNTER,
@@ -114,7 +121,8 @@ class Gate:
     rule: Rule
     summary: Summary
     k: float | None  # None for counters and nameplates
-    raw: float | None  # the rule's bound before the clamp and the rounding
+    margin: float | None  # max(k·MAD, min_margin·|median|); None for counters and nameplates
+    raw: float | None  # median ∓ margin: the rule's bound before the clamp and the rounding
     worst: Sample | None  # the worst clean sample (floors and ceilings)
     loosened_for: tuple[Sample, ...]  # clean samples beyond the raw bound: review these units
     unmeasurable: int  # units that declared n/a
@@ -135,11 +143,19 @@ class Skipped(StrEnum):
     UNREGISTERED = "unregistered (no declared direction)"
 
 
-def floor_bound(values: Sequence[float], clean: Sequence[float], k: float) -> float:
-    """The rule's floor before rounding: median − k·MAD, never above the worst clean value, and
-    never below zero when no value was negative (a negative floor on a rate says nothing)."""
+def margin_of(summary: Summary, k: float, min_margin: float = 0.0) -> float:
+    """How far from the median a bound sits: k MADs, or ``min_margin`` of the median's size,
+    whichever is wider."""
+    return max(k * summary.mad, min_margin * abs(summary.median))
+
+
+def floor_bound(
+    values: Sequence[float], clean: Sequence[float], k: float, min_margin: float = 0.0
+) -> float:
+    """The rule's floor before rounding: median − margin, never above the worst clean value,
+    and never below zero when no value was negative (a negative floor on a rate says nothing)."""
     s = summarize(values)
-    bound = s.median - k * s.mad
+    bound = s.median - margin_of(s, k, min_margin)
     if clean:
         bound = min(bound, min(clean))
     if bound < 0 <= s.low:
@@ -147,10 +163,12 @@ def floor_bound(values: Sequence[float], clean: Sequence[float], k: float) -> fl
     return bound
 
 
-def ceiling_bound(values: Sequence[float], clean: Sequence[float], k: float) -> float:
-    """The rule's ceiling before rounding: median + k·MAD, never below the worst clean value."""
+def ceiling_bound(
+    values: Sequence[float], clean: Sequence[float], k: float, min_margin: float = 0.0
+) -> float:
+    """The rule's ceiling before rounding: median + margin, never below the worst clean value."""
     s = summarize(values)
-    bound = s.median + k * s.mad
+    bound = s.median + margin_of(s, k, min_margin)
     if clean:
         bound = max(bound, max(clean))
     return bound
@@ -198,26 +216,25 @@ def _refusal(found: MetricSamples, min_samples: int) -> str | None:
     return None
 
 
-def _spread_gate(found: MetricSamples, rule: Rule, k: float) -> Gate:
+def _spread_gate(found: MetricSamples, rule: Rule, k: float, min_margin: float) -> Gate:
     values = [s.value for s in found.samples]
     clean = [s for s in found.samples if s.clean]
     summary = summarize(values)
-    floor = rule.shape is Shape.FLOOR
-    if floor:
-        raw = summary.median - k * summary.mad
-        bound_text = round_down(floor_bound(values, [s.value for s in clean], k))
+    margin = margin_of(summary, k, min_margin)
+    if rule.shape is Shape.FLOOR:
+        raw = summary.median - margin
+        bound = round_down(floor_bound(values, [s.value for s in clean], k, min_margin))
         worst = min(clean, key=lambda s: (s.value, s.unit), default=None)
-        beyond = tuple(s for s in clean if s.value < raw)
+        beyond = sorted((s for s in clean if s.value < raw), key=lambda s: (s.value, s.unit))
     else:
-        raw = summary.median + k * summary.mad
-        bound_text = round_up(ceiling_bound(values, [s.value for s in clean], k))
+        raw = summary.median + margin
+        bound = round_up(ceiling_bound(values, [s.value for s in clean], k, min_margin))
         worst = max(clean, key=lambda s: (s.value, s.unit), default=None)
-        beyond = tuple(s for s in clean if s.value > raw)
-    ordered = tuple(sorted(beyond, key=lambda s: (s.value, s.unit), reverse=not floor))
+        beyond = sorted((s for s in clean if s.value > raw), key=lambda s: (-s.value, s.unit))
+    threshold = _gate(found, rule, bound)
     return Gate(
-        _gate(found, rule, bound_text), rule, summary, k, raw, worst, ordered,
-        len(found.unmeasurable),
-    )  # fmt: skip
+        threshold, rule, summary, k, margin, raw, worst, tuple(beyond), len(found.unmeasurable)
+    )
 
 
 def _exact_gate(found: MetricSamples, rule: Rule) -> Gate | Declined:
@@ -242,7 +259,8 @@ def _exact_gate(found: MetricSamples, rule: Rule) -> Gate | Declined:
                 f"differs across units ({summary.low:g} to {summary.high:g}): reported, not gated",
             )
         value = str(int(distinct[0]))
-    return Gate(_gate(found, rule, value), rule, summary, None, None, None, (), 0)
+    gate = _gate(found, rule, value)
+    return Gate(gate, rule, summary, None, None, None, None, (), len(found.unmeasurable))
 
 
 def derive_gate(
@@ -250,6 +268,7 @@ def derive_gate(
     *,
     k: float = DEFAULT_K,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    min_margin: float = DEFAULT_MIN_MARGIN,
 ) -> Gate | Declined | Skipped:
     """The gate the rule makes of one metric's samples, why it makes none, or that the metric
     is not one the rule gates at all."""
@@ -263,11 +282,5 @@ def derive_gate(
         return Declined(found.metric, refused)
     rule = rule_for(spec)
     if rule.shape in (Shape.FLOOR, Shape.CEILING):
-        return _spread_gate(found, rule, k)
-    gate = _exact_gate(found, rule)
-    if isinstance(gate, Gate):
-        return Gate(
-            gate.threshold, gate.rule, gate.summary, None, None, None, (),
-            len(found.unmeasurable),
-        )  # fmt: skip
-    return gate
+        return _spread_gate(found, rule, k, min_margin)
+    return _exact_gate(found, rule)

@@ -34,12 +34,10 @@ def _gate_comment(gate: Gate, source: Sequence[Threshold]) -> list[str]:
     s = gate.summary
     lines = [f"{t.metric}: {gate.rule.shape} ({t.comparison} {t.value}) from n={s.n}"]
     if gate.rule.shape in (Shape.FLOOR, Shape.CEILING):
-        assert gate.k is not None and gate.raw is not None
+        assert gate.k is not None and gate.raw is not None and gate.margin is not None
         sign = "-" if gate.rule.shape is Shape.FLOOR else "+"
-        lines[0] += (
-            f": median {_g(s.median)}, MAD {_g(s.mad)}, k {_g(gate.k)}, "
-            f"median {sign} k*MAD = {_g(gate.raw)}"
-        )
+        lines[0] += f": median {_g(s.median)}, MAD {_g(s.mad)}, k {_g(gate.k)}"
+        lines.append(f"  margin {_g(gate.margin)}, median {sign} margin = {_g(gate.raw)}")
         if gate.worst is not None:
             lines.append(f"  worst clean unit: {gate.worst.unit} at {_g(gate.worst.value)}")
         else:
@@ -54,7 +52,7 @@ def _gate_comment(gate: Gate, source: Sequence[Threshold]) -> list[str]:
         more = len(gate.loosened_for) - MAX_LOOSENED_NAMED
         lines.append(
             f"  REVIEW: loosened past median {'-' if gate.rule.shape is Shape.FLOOR else '+'} "
-            f"k*MAD to pass {named}{f' and {more} more' if more > 0 else ''}; if a unit is "
+            f"margin to pass {named}{f' and {more} more' if more > 0 else ''}; if a unit is "
             "suspect, derive again with --exclude"
         )
     replaced = [f"{g.comparison} {g.value}" for g in source if g.metric == t.metric]
@@ -181,8 +179,10 @@ def _header(derivation: Derivation) -> list[str]:
     lines = [
         f"Derived by `glimmer baseline derive` from profile {derivation.suite.profile.name} and "
         f"baseline run(s) {', '.join(derivation.runs)}.",
-        f"k = {_g(derivation.k)} (MAD scaled to sigma), at least {derivation.min_samples} "
-        "samples per gate. Review every gate, then pin: docs/baselines.md.",
+        f"k = {_g(derivation.k)} (MAD scaled to sigma), margin = max(k*MAD, "
+        f"{_g(derivation.min_margin * 100)}% of |median|), at least {derivation.min_samples} "
+        "samples per gate.",
+        "Review every gate, then pin: docs/baselines.md.",
         "A clean unit is one no result of the baseline failed or errored on; no clean unit "
         "measured in the baseline fails these gates.",
     ]

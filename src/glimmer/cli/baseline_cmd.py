@@ -22,7 +22,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.baseline.collect import collect, refusal
 from glimmer.baseline.derive import Derivation, DerivedTest, derive
-from glimmer.baseline.rules import DEFAULT_K, DEFAULT_MIN_SAMPLES
+from glimmer.baseline.rules import DEFAULT_K, DEFAULT_MIN_MARGIN, DEFAULT_MIN_SAMPLES
 from glimmer.baseline.suite import Suite, thresholdless
 from glimmer.baseline.write import render
 from glimmer.cli.output import err_console
@@ -164,6 +164,10 @@ def derive_cmd(
     min_samples: Annotated[
         int, typer.Option("--min-samples", min=1, help="Fewest readings a gate is made from.")
     ] = DEFAULT_MIN_SAMPLES,
+    min_margin_pct: Annotated[
+        float,
+        typer.Option("--min-margin-pct", min=0.0, help="Least margin, in percent of the median."),
+    ] = DEFAULT_MIN_MARGIN * 100,
     by_product: Annotated[
         bool,
         typer.Option(
@@ -183,7 +187,9 @@ def derive_cmd(
     """
     suite = _suite(profile, list(file or ()))
     collection = collect(_runs(runs), by_product=by_product, exclude=set(exclude or ()))
-    derivation = derive(suite, collection, k=k, min_samples=min_samples)
+    derivation = derive(
+        suite, collection, k=k, min_samples=min_samples, min_margin=min_margin_pct / 100
+    )
     _write(render(derivation), output)
     _summary(derivation, output)
 
