@@ -147,10 +147,7 @@ def _communication(
     # A one-node job's failure already names its node; a wider one is narrowed down.
     for r in bad_runs:
         if len(r.nodes) == 1:
-            why = (
-                THRESHOLD if r.measured is not None and "did not run" not in r.reason else WORKLOAD
-            )
-            failed.append(FailedNode(r.nodes[0], why, r.reason))
+            failed.append(FailedNode(r.nodes[0], r.failure or WORKLOAD, r.reason))
     diag: Diagnosis | None = None
     if diagnose or any(len(r.nodes) > 1 for r in bad_runs):
         # The catalog's diagnose key is the NVLink clique (§5.3); nodes without one share the
@@ -234,6 +231,7 @@ def _diagnostics(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int
                 float(level),
                 path="node",
                 reason=r.reason,
+                failure="" if r.passed else WORKLOAD,
             )
         )
         if not r.passed:
@@ -295,6 +293,7 @@ def _training(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -
                     False,
                     path="node",
                     reason=f"training job failed: {log.error}",
+                    failure=WORKLOAD,
                 )
             )
             failed += [
@@ -311,6 +310,7 @@ def _training(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -
                     "goodputRatio",
                     False,
                     reason="no training step was parsed from the log",
+                    failure=WORKLOAD,
                 )
             )
             continue
@@ -348,6 +348,7 @@ def _training(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -
                 path="nvlink" if mnnvl else "network",
                 reason=reason,
                 source=GOODPUT_MIN.source,
+                failure=THRESHOLD if reason else "",
             )
         )
         if reason:

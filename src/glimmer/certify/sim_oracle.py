@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from glimmer.certify.isolate_types import Outcome, Probe
 from glimmer.certify.measure import NCCL_BANDWIDTH, SizeResult, merge, parse_table
 from glimmer.certify.measure_expect import (
+    PASS_FRACTION,
     Figure,
     floor,
     network_expectation,
@@ -22,7 +23,7 @@ from glimmer.certify.measure_expect import (
 )
 from glimmer.certify.measure_threshold import ThresholdError, holds
 from glimmer.certify.sim_nccl import GIB, JobLog, NcclJob, rails_of, run_nccl
-from glimmer.certify.sim_result import GroupRun
+from glimmer.certify.sim_result import THRESHOLD, WORKLOAD, GroupRun
 from glimmer.sim.runners.node import view
 from glimmer.sim.twin import FleetSim
 
@@ -70,7 +71,10 @@ class NcclOracle:
         where = f"{log.path}, MNNVL {'on' if nvlink else 'off'}"
         table = parse_table(log.text)
         peak, alg = table.peak_bus_bw(), table.peak_alg_bw()
-        base = GroupRun(name, nodes, "busBandwidthGBps", False, peak, path=log.path)
+        # Until a gate is evaluated, a failure is the workload's (it did not run, or wrongly).
+        base = GroupRun(
+            name, nodes, "busBandwidthGBps", False, peak, path=log.path, failure=WORKLOAD
+        )
         if log.exit_code and not table.rows:
             return _with(base, reason=f"{self.collective} did not run: {log.error}")
         if table.wrong:
@@ -82,6 +86,7 @@ class NcclOracle:
         expected = self.expectation(nodes, log.path)
         exp_value = expected.value if expected else None
         source = expected.source if expected else ""
+        base = _with(base, failure=THRESHOLD)
         measured = {"busBandwidthGBps": peak, "algBandwidthGBps": alg or 0.0}
         gates = {k: v for k, v in self.thresholds.items() if k in measured}
         if gates:
@@ -103,11 +108,13 @@ class NcclOracle:
                         reason=f'Threshold "{key}" violated: measured '
                         f"{measured[key]:.4f}, expression: {gates[key]} ({where})",
                     )
-            return _with(base, passed=True, expected=exp_value, source=source)
+            return _with(base, passed=True, failure="", expected=exp_value, source=source)
         if expected is None:
             # No sourced figure for this part and path, and no threshold: completion and
             # correctness are all that can be judged.
-            return _with(base, passed=True, reason="no expectation for this part and path")
+            return _with(
+                base, passed=True, failure="", reason="no expectation for this part and path"
+            )
         line = floor(expected)
         if peak < line:
             return _with(
@@ -116,9 +123,9 @@ class NcclOracle:
                 floor=line,
                 source=source,
                 reason=f"{self.collective} busbw {peak:.2f} GB/s < floor {line:.2f} "
-                f"GB/s (0.9 x {exp_value:.1f} expected; {where})",
+                f"GB/s ({PASS_FRACTION.value:g} x {exp_value:.1f} expected; {where})",
             )
-        return _with(base, passed=True, expected=exp_value, floor=line, source=source)
+        return _with(base, passed=True, failure="", expected=exp_value, floor=line, source=source)
 
     def __call__(self, probe: Probe) -> Outcome:
         run = self.judge(probe.name, probe.nodes, probe.nvlink)

@@ -35,6 +35,7 @@ class GroupRun:
     path: str = ""  # nvlink | network | node
     reason: str = ""
     source: str = ""  # where the expectation comes from
+    failure: str = ""  # on failure: ThresholdViolation or WorkloadFailed (§2.1)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ def _group_doc(g: GroupRun) -> dict[str, Any]:
         "path": g.path,
         "reason": g.reason,
         "source": g.source,
+        "failure": g.failure,
     }
 
 
@@ -215,6 +217,7 @@ def _group(d: Mapping[str, Any]) -> GroupRun:
         d.get("path", ""),
         d.get("reason", ""),
         d.get("source", ""),
+        d.get("failure", ""),
     )
 
 
