@@ -154,3 +154,38 @@ def test_a_file_without_certification_or_workload_run_is_refused(
 ) -> None:
     code, _, err = _render(["-f", str(SAMPLES / "logprofile-nccl.yaml")], capsys)
     assert code == 2 and "no Certification or WorkloadRun to render" in err
+
+
+def test_a_workload_run_on_aws_leads_with_platform_mpi_args_and_wraps_pre_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _render(
+        ["-f", str(SAMPLES / "workloadrun-mpi.yaml"), "--platform", "aws", "--gpu", "h100"], capsys
+    )
+    assert code == 0, err
+    job = next(o for o in yaml.safe_load_all(out) if o["kind"] == "TrainJob")
+    trainer = job["spec"]["trainer"]
+    assert trainer["command"] == ["/bin/bash", "-c"]
+    script = trainer["args"][0]
+    assert script.startswith("rm -rf /opt/amazon\nunset NCCL_NET_PLUGIN")
+    last = script.splitlines()[-1]
+    assert last.startswith("exec timeout 3600 /usr/local/mpi/bin/mpirun -N 8 ")
+    # Platform mpiArgs lead the user's; env the user's mpiArgs already forward is not repeated.
+    assert last.index("NCCL_NET_PLUGIN=none") < last.index("NCCL_DEBUG=WARN")
+    assert "NCCL_DEBUG=INFO" not in last
+    assert "'-o StrictHostKeyChecking=no -o ConnectionAttempts=10'" in last
+
+
+def test_certify_crds_writes_what_is_checked_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["certify", "crds", "--output-dir", str(tmp_path)]) == 0
+    written = {p.name: p.read_text() for p in tmp_path.glob("*.yaml")}
+    checked_in = {p.name: p.read_text() for p in (REPO / "deploy/crds/certify").glob("*.yaml")}
+    assert written == checked_in and len(written) == 3
+
+
+def test_the_certification_samples_pass_glimmer_validate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["validate", str(SAMPLES)]) == 0

@@ -5,6 +5,7 @@ the user's, and the construction-time scheduling contract, validated as the cont
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from glimmer.api.certify_workloadrun import WorkloadRun, WorkloadTestScale
@@ -13,7 +14,6 @@ from glimmer.certify.catalog.gpu import MNNVL_BY_DEFAULT, node_defaults
 from glimmer.certify.catalog.render import Context, context, finish, wire
 from glimmer.certify.platform.env import base_nccl_env_vars, merge_env_vars, mpi_env_args
 from glimmer.certify.platform.errors import PlatformError
-from glimmer.certify.platform.fill import fill
 from glimmer.certify.platform.names import (
     CONFIG_PATH,
     CONFIG_VOLUME,
@@ -23,7 +23,7 @@ from glimmer.certify.platform.names import (
     TRAINER_GROUP,
     TRAINING_RUNTIME,
 )
-from glimmer.certify.platform.overrides import apply_overrides, load_overrides
+from glimmer.certify.platform.overrides import apply_overrides
 from glimmer.certify.platform.runtime import RuntimeConfig
 from glimmer.certify.platform.transforms import apply_workload_run_scheduling
 from glimmer.certify.platform.validate_gang import validate_resolved_job_template
@@ -31,7 +31,8 @@ from glimmer.certify.platform.validate_workload import (
     validate_workload_init_containers,
     validate_workload_volumes,
 )
-from glimmer.certify.platform.when import MatchContext
+from glimmer.certify.platform.when import MatchContext, matches_when
+from glimmer.certify.platform.workloadrun_overrides import OverrideConfig, build_overrides
 
 Obj = dict[str, Any]
 DEFAULT_TIMEOUT = "24h"
@@ -39,18 +40,29 @@ MPI_LEADING = ["--allow-run-as-root", "--mca", "plm_rsh_args"]
 SSH_OPTIONS = "-o StrictHostKeyChecking=no -o ConnectionAttempts=10"
 
 
-def _trainer(run: WorkloadRun, env: list[Obj], gpus: int) -> Obj:
+def _trainer(run: WorkloadRun, env: list[Obj], gpus: int, platform_mpi_args: list[str]) -> Obj:
     fw = run.spec.framework
     if fw.torch is not None:
         entry = ["-m", fw.torch.module] if fw.torch.module else [str(fw.torch.script)]
         return {"command": ["torchrun"], "args": entry + list(fw.torch.args or [])}
     if fw.mpi is not None:
-        mpi_args = list(fw.mpi.mpi_args or [])
+        # Platform mpiArgs lead the user's, so the user's -x pairs (read last by mpirun) win.
+        mpi_args = platform_mpi_args + list(fw.mpi.mpi_args or [])
         args = ["-N", str(gpus), *MPI_LEADING, SSH_OPTIONS, *mpi_env_args(env, mpi_args)]
         args += [*mpi_args, fw.mpi.binary, *(fw.mpi.args or [])]
         return {"command": ["timeout", "3600", fw.mpi.mpirun_path], "args": args}
     assert fw.exec is not None
     return {"command": list(fw.exec.command), "args": list(fw.exec.args or [])}
+
+
+def wrap_pre_command(trainer: Obj, lines: list[str]) -> Obj:
+    """The trainer with its command run by ``/bin/bash -c`` after the platform's lines, through
+    ``exec`` so the workload keeps the container's signals; every word shell-quoted."""
+    if not lines:
+        return trainer
+    original = [*trainer.get("command", []), *trainer.get("args", [])]
+    script = "\n".join([*lines, f"exec {shlex.join(original)}"])
+    return {**trainer, "command": ["/bin/bash", "-c"], "args": [script]}
 
 
 def _config(run: WorkloadRun) -> tuple[list[Obj], list[Obj], list[Obj]]:
@@ -95,12 +107,10 @@ def build_workload_run_spec(run: WorkloadRun, ctx: Context) -> tuple[Obj, list[A
     inits = [dict(c) for c in s.init_containers or []]
     validate_workload_volumes(volumes, mounts, framework, s.config is not None)
     validate_workload_init_containers(inits)
-    defaults = node_defaults(ctx.gpu_architecture, ctx.platform) if ctx.gpu_architecture else None
-    gpus = (
-        s.gpus_per_node
-        if s.gpus_per_node is not None
-        else (defaults.gpus_per_node if defaults else 4)
-    )
+    # No architecture known: the unknown row (4 GPUs, no NICs).
+    defaults = node_defaults(ctx.gpu_architecture, ctx.platform)
+    gpus = defaults.gpus_per_node if s.gpus_per_node is None else s.gpus_per_node
+    mlnx = defaults.mlnx_per_node if s.mlnx_per_node is None else s.mlnx_per_node
     mnnvl = (
         s.enable_mnnvl if s.enable_mnnvl is not None else ctx.gpu_architecture in MNNVL_BY_DEFAULT
     )
@@ -124,9 +134,26 @@ def build_workload_run_spec(run: WorkloadRun, ctx: Context) -> tuple[Obj, list[A
         gang_scheduler_queue_label_key=gs.get("queueLabelKey", ""),
     )
     runtime = BUILDERS[framework](cfg)
+    match = MatchContext(ctx.platform, ctx.gpu_architecture)
+    platform = build_overrides(
+        OverrideConfig(
+            entry_name=run.name,
+            nodes_per_job=nodes,
+            gpus_per_node=gpus,
+            mlnx_per_node=mlnx,
+            nic_resource_name=s.nic_resource_name or "",
+            enable_mnnvl=mnnvl,
+            framework_type=framework,
+            user_env=[wire(v) for v in s.env or []],
+        )
+    )
+    # Pre-template: matching mpiArgs lead the run's own; post-template: preCommand wraps it.
+    matching = [o for o in platform if matches_when(o.spec.get("when"), match)]
+    leading = [arg for o in matching for arg in o.mpi_args]
+    lines = [line for o in matching for line in o.pre_command]
     trainer = {
         "image": s.image,
-        **_trainer(run, env, gpus),
+        **wrap_pre_command(_trainer(run, env, gpus, leading), lines),
         "numNodes": nodes,
         "numProcPerNode": max(gpus, 1),
     }
@@ -192,12 +219,9 @@ def build_workload_run_spec(run: WorkloadRun, ctx: Context) -> tuple[Obj, list[A
         spec["validation"] = {
             "performance": {"enabled": True, "thresholds": {"thresholds": dict(s.thresholds)}}
         }
-    values = {"entryName": run.name, "runtimeName": f"{run.name}-runtime", "gpusPerNode": gpus}
-    platform = fill(load_overrides("workloadrun.yaml"), values, "workloadrun.yaml")
+    # The platform's overrides first, then the user's (specs/certify.md §3.5 step 10).
     user = [wire(o) for o in s.overrides or []]
-    spec, applied = apply_overrides(
-        spec, platform + user, MatchContext(ctx.platform, ctx.gpu_architecture)
-    )
+    spec, applied = apply_overrides(spec, [o.spec for o in platform] + user, match)
     spec = apply_workload_run_scheduling(spec, wire(s.gang_scheduler), wire(s.workload_metadata))
     spec["jobTemplate"]["spec"] = validate_resolved_job_template(
         spec["jobTemplate"]["spec"], spec["dependencies"], spec.get("gangScheduler")
