@@ -1,1 +1,14 @@
-"""glimmer.certify"""
+"""glimmer.certify: certification of a cluster under real distributed load (specs/certify.md).
+
+* ``platform``: rendering Kubeflow Trainer objects (runtime builders, gang scheduling, image and
+  env writes, workload metadata, the validations, override matching and merging) — the seed
+  ``002_*.txt`` contract as pure functions over plain mappings.
+* ``catalog``: the categories (NCCL collectives, DCGM levels, training) and platform overrides as
+  data, and rendering a Certification, a WorkloadRun or one entry into cluster objects.
+* ``measure*``: bandwidth and goodput from logs; ``grouping``: topology-aware groups;
+  ``isolate*``: adaptive fault isolation; ``sim_*``: certification on the simulated fleet;
+  ``report_card``: the report of §8.
+
+It sits above ``api``, ``contract``, ``verdict``, ``fleet`` and ``sim`` and imports none of
+``engine``, ``backends`` or ``cli``.
+"""

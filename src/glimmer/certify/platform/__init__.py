@@ -15,7 +15,9 @@ new values. Each module holds one idea:
 * ``transforms``: ``apply_resolved_workflow_transforms``, ``apply_workload_run_scheduling``
 * ``validate_gang``: ``validate_resolved_gang_scheduling``, ``validate_resolved_job_template``
 * ``validate_workload``: ``validate_workload_volumes``, ``validate_workload_init_containers``
-* ``overrides``: ``overrides_fs`` and the override matching and merging of specs/certify.md §5.4
+* ``overrides``: ``overrides_fs`` and applying overrides (specs/certify.md §5.4), with ``when``
+  (matching), ``merge`` (strategic merge, dependency merge, RFC 6902) and ``fill`` (placeholders)
+* ``workloadrun_overrides``: ``build_overrides``, the WorkloadRun platform overrides (§4.8)
 """
 
 from glimmer.certify.platform.env import base_nccl_env_vars, merge_env_vars, mpi_env_args
@@ -30,6 +32,7 @@ from glimmer.certify.platform.image import (
     apply_image_to_job_template,
 )
 from glimmer.certify.platform.names import names, names_list, validate_flag
+from glimmer.certify.platform.overrides import overrides_fs
 from glimmer.certify.platform.preserve import preserve_scheduling_fields
 from glimmer.certify.platform.runtime import RuntimeConfig, build_exec_runtime, build_torch_runtime
 from glimmer.certify.platform.runtime_mpi import build_mpi_runtime
@@ -46,11 +49,18 @@ from glimmer.certify.platform.validate_workload import (
     validate_workload_init_containers,
     validate_workload_volumes,
 )
+from glimmer.certify.platform.workloadrun_overrides import (
+    OverrideConfig,
+    WorkloadRunOverride,
+    build_overrides,
+)
 
 __all__ = [
+    "OverrideConfig",
     "PlatformError",
     "ResolvedWorkflowTransforms",
     "RuntimeConfig",
+    "WorkloadRunOverride",
     "apply_env_to_job_template",
     "apply_gang_scheduler_to_dependencies",
     "apply_image_to_dependencies",
@@ -60,11 +70,13 @@ __all__ = [
     "base_nccl_env_vars",
     "build_exec_runtime",
     "build_mpi_runtime",
+    "build_overrides",
     "build_torch_runtime",
     "merge_env_vars",
     "mpi_env_args",
     "names",
     "names_list",
+    "overrides_fs",
     "preserve_scheduling_fields",
     "resolved_gang_scheduler",
     "validate_flag",
