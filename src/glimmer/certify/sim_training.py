@@ -1,8 +1,9 @@
 """A simulated training job over a group: a Megatron-style log (the ``megatron-training``
 LogProfile reads it, kubelet timestamps on), so goodput is measured by the real parser.
 
-Step time follows the group's GPUs and, when the job crosses nodes over the fabric, its slowest
-NIC (the exposed share of communication scales with it). A node carrying a fault that kills a
+Step time follows the group's GPUs at their operating point under load (the slowest clock paces
+every step) and, when the job crosses nodes over the fabric, its slowest NIC (the exposed share
+of communication scales with it). A node carrying a fault that kills a
 training process (an Xid burst, a GPU off the bus, an uncorrectable ECC error, a flapping port)
 interrupts the run once; with checkpoints on, the job restarts from the last one (up to
 ``max_restarts``), otherwise it fails. A port that is down or a missing driver fails at start.
@@ -18,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from glimmer.certify.sim_nccl import path_of, rails_of
+from glimmer.sim.runners.load import under_load
 from glimmer.sim.runners.node import NodeView, view
 from glimmer.sim.twin import FleetSim
 
@@ -101,6 +103,9 @@ def run_training(twin: FleetSim, job: TrainingJob) -> TrainingLog:
     rng = np.random.default_rng([int(w) for w in words])
     gpus = sum(len(v.visible) for v in nvs)
     tflops = min(TRAINING_TFLOPS.get(v.visible[0].sku.key, DEFAULT_TFLOPS) for v in nvs)
+    # Synchronous data parallelism waits for the slowest GPU: its clock under full load (the
+    # operating point: cooling derate, thermal slowdown, a pinned P-state) paces every step.
+    tflops *= min(under_load(v, d).clock_fraction for v in nvs for d in v.visible)
     net = _net_factor(twin, nvs, job.nvlink)
     tflops_eff = tflops / ((1 - COMM_SHARE) + COMM_SHARE / max(net, 0.05))
     step_s = FLOPS_PER_STEP / (gpus * tflops_eff * 1e12)

@@ -106,3 +106,14 @@ def test_dcgm_level_names_the_failed_subtest() -> None:
     r = run_dcgm(_sim(("gpu_row_remap", "gpu:nvl-node-0005/1")), "nvl-node-0005", 2)
     assert not r.passed and "row remapping failed" in r.reason
     assert run_dcgm(_sim(), "nvl-node-0005", 2).passed
+
+
+def test_the_slowest_gpus_operating_point_paces_training() -> None:
+    healthy = parse_training(run_training(_sim(), TrainingJob("t", NVL)).text)
+    pinned = parse_training(
+        run_training(_sim(("gpu_low_pstate", "gpu:nvl-node-0004/2")), TrainingJob("t", NVL)).text
+    )
+    assert healthy is not None and pinned is not None
+    assert healthy.avg_tflops_per_gpu is not None and pinned.avg_tflops_per_gpu is not None
+    assert pinned.avg_tflops_per_gpu < 0.5 * healthy.avg_tflops_per_gpu
+    assert pinned.ratio == pytest.approx(1.0)  # slow is not lost: goodput stays whole
