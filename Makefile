@@ -33,6 +33,8 @@ imports: $(STAMP)
 # Real components the tests start (promtool for the exposition), installed when missing.
 tools:
 	tests/tools/ensure_promtool.sh
+	tests/tools/ensure_xmllint.sh
+	tests/tools/ensure_chromium.sh
 
 pytest: $(STAMP) tools
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
