@@ -160,3 +160,12 @@ def test_strict_domain_keeps_every_rack_whole(sizes: list[int]) -> None:
     groups = partition(nodes, 4, KEY, strict_domain=True)
     assert sorted(len(g.nodes) for g in groups) == sorted(sizes)
     assert all(len(g.domains) == 1 for g in groups)
+
+
+def test_max_domains_per_group_stops_packing_small_racks_together() -> None:
+    # The biggest rack fills a group alone (max 1 domain per group): the four one-node racks
+    # cannot fill one between them under that cap and go to an overflow group instead.
+    groups = partition(_racked([4, 1, 1, 1, 1]), 4, KEY)
+    assert groups[0] == Group("group-0", tuple(f"r0-n{i:02d}" for i in range(4)), ("r0",))
+    over = groups[1]
+    assert over.overflow and len(over.owned) == 4 and over.borrowed == ()
