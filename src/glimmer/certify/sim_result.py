@@ -153,6 +153,20 @@ def _category_doc(c: CategoryResult) -> dict[str, Any]:
             for b in c.bandwidth
         ],
         "training": dict(c.training),
+        # §8 shapes: per-domain training figures, and the iterations (one: repeatCount is not
+        # simulated).
+        "domains": [
+            {
+                "name": g.name,
+                "nodeCount": len(g.nodes),
+                "goodput": c.training.get("goodput"),
+                "tflops": c.training.get("tflops"),
+                "stepTime": c.training.get("stepTime"),
+            }
+            for g in c.groups
+            if c.training and g.metric == "goodputRatio"
+        ],
+        "iterations": [{"number": 1, "status": c.status, "duration": runtime_text(c.runtime_s)}],
         "groups": [_group_doc(g) for g in c.groups],
         "failedGroups": [
             {"name": g.name, "nodeCount": len(g.nodes), "nodes": list(g.nodes), "reason": g.reason}
