@@ -30,8 +30,14 @@ from glimmer.contract.vocab import Phase
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "run_default_verdict.txt"
-SAMPLE = Path("/work/shared/conformance/glimmer-samples/node-acceptance.yaml")
+SAMPLE = ROOT.parent / "shared" / "conformance" / "glimmer-samples" / "node-acceptance.yaml"
 REGENERATE = "GLIMMER_UPDATE_GOLDEN=1 .venv/bin/pytest tests/cli/test_run_cmd.py -q -k golden"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A plain `glimmer run` writes ./glimmer-report; keep that out of the repository.
+    monkeypatch.chdir(tmp_path)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -300,3 +306,35 @@ def test_golden_verdict_table_of_the_default_run() -> None:
         GOLDEN.write_text(text, encoding="utf-8")
     expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else ""
     assert text == expected, f"{GOLDEN.name} is stale; regenerate it with: {REGENERATE}"
+
+
+def test_a_plain_run_writes_all_four_reports_to_glimmer_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = _run(capsys)
+    assert code == 1
+    written = sorted(p.name for p in (tmp_path / "glimmer-report").iterdir())
+    assert "junit.xml" in written
+    assert "burn-in-report.html" in written
+    assert "burnin-report.md" in written
+    assert "diag-hgx-node-0001.json" in written
+    assert "Reports:" in out
+    assert "glimmer-report/junit.xml" in out
+
+
+def test_report_flag_writes_reports_beside_json_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = _run(capsys, "--no-faults", "--output", "json", "--report", "out")
+    assert code == 0
+    json.loads(out)  # stdout is the BurnInRun alone
+    assert (tmp_path / "out" / "junit.xml").is_file()
+    assert "report: out/junit.xml" in err
+
+
+def test_a_run_with_flags_writes_no_report_unless_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, _ = _run(capsys, "--no-faults")
+    assert code == 0
+    assert not (tmp_path / "glimmer-report").exists()

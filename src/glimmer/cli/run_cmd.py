@@ -9,8 +9,10 @@ drives the simulator and writes text.
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -36,6 +38,7 @@ from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
+from glimmer.reports import write_reports
 from glimmer.verdict.text import name_some
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
@@ -43,6 +46,7 @@ NOT_SETTLED_EXIT = 3
 BACKENDS = ("sim",)
 LATER_BACKENDS = ("local", "kubernetes", "slurm")
 MAX_NODES_NAMED = 6
+DEFAULT_REPORT_DIR = "glimmer-report"
 
 
 class RunOutput(StrEnum):
@@ -125,7 +129,37 @@ def execute(inputs: RunInputs, output: RunOutput) -> BurnInRun:
     return done.run
 
 
-def run_main(flags: RunFlags, *, output: RunOutput, dry: bool, backend: str) -> int:
+def report_dir_for(flags: RunFlags, output: RunOutput, report: str | None) -> Path | None:
+    """Where the run's reports go: ``--report DIR``; ``./glimmer-report`` for the plain
+    ``glimmer run`` a new user types (no flag changed); otherwise nowhere."""
+    if report is not None:
+        return Path(report)
+    if flags == RunFlags() and output is RunOutput.TABLE:
+        return Path(DEFAULT_REPORT_DIR)
+    return None
+
+
+def _write_reports(final: BurnInRun, inputs: RunInputs, out_dir: Path, output: RunOutput) -> None:
+    paths = write_reports(final, out_dir, ["all"], fleet=inputs.topo)
+    if output is RunOutput.TABLE:
+        console.print()
+        console.print("Reports:", markup=False)
+        for path in paths:
+            console.print(f"  {path}", markup=False, soft_wrap=True)
+    else:
+        # stdout carries the BurnInRun alone; say where the reports went on stderr.
+        for path in paths:
+            print(f"report: {path}", file=sys.stderr)
+
+
+def run_main(
+    flags: RunFlags,
+    *,
+    output: RunOutput,
+    dry: bool,
+    backend: str,
+    report: str | None = None,
+) -> int:
     """The whole command, as an exit code."""
     _check_backend(backend)
     inputs = assemble(flags)
@@ -137,6 +171,9 @@ def run_main(flags: RunFlags, *, output: RunOutput, dry: bool, backend: str) -> 
     else:
         console.print()
         render_verdict(console, final)
+    out_dir = report_dir_for(flags, output, report)
+    if out_dir is not None:
+        _write_reports(final, inputs, out_dir, output)
     return exit_code(final)
 
 
@@ -183,6 +220,15 @@ def run(
     dry: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan the run would pin; run nothing.")
     ] = False,
+    report: Annotated[
+        str | None,
+        typer.Option(
+            "--report",
+            metavar="DIR",
+            help="Write JUnit, HTML, Markdown and NVVS reports to DIR "
+            f"(a plain `glimmer run` writes them to ./{DEFAULT_REPORT_DIR}).",
+        ),
+    ] = None,
 ) -> None:
     """Run a burn-in profile on the simulated fleet and settle its verdict.
 
@@ -198,7 +244,7 @@ def run(
         no_faults=no_faults,
         seed=seed,
     )
-    raise typer.Exit(run_main(flags, output=output, dry=dry, backend=backend))
+    raise typer.Exit(run_main(flags, output=output, dry=dry, backend=backend, report=report))
 
 
 def register(app: typer.Typer) -> None:
