@@ -125,7 +125,7 @@ class _Isolation:
 
     @staticmethod
     def _why(probe: Probe, out: Outcome) -> str:
-        return f"{probe.name}: {out.reason or 'failed'}"
+        return f"{probe.name} [{', '.join(probe.nodes)}]: {out.reason or 'failed'}"
 
     # -- stages -----------------------------------------------------------------------------
 
@@ -291,6 +291,5 @@ class _Isolation:
             else:
                 self._unpass([suspect])
                 trail = (*self.suspects[suspect].trail, self._why(p, out))
-                self.d.faulty.append(
-                    Accusation(suspect, out.reason or "confirmation failed", trail)
-                )
+                why = f"{out.reason or 'failed'} (confirmed beside healthy {c.nodes[1]})"
+                self.d.faulty.append(Accusation(suspect, why, trail))

@@ -44,12 +44,12 @@ def _num(v: float | None, unit: str = "") -> str:
 def _group_line(g: GroupRun) -> str:
     verdict = "PASS" if g.passed else "FAIL"
     if g.metric == "dcgmLevel":
-        return f"  {verdict}  {g.name:<24} {g.reason}".rstrip()
+        return f"  {verdict}  {g.name:<16} {g.reason}".rstrip()
     unit = " GB/s" if g.metric == "busBandwidthGBps" else ""
-    text = f"  {verdict}  {g.name:<20} {len(g.nodes):>4} nodes  {g.path or '-':<7}"
-    text += f" measured {_num(g.measured, unit)}"
+    text = f"  {verdict}  {g.name:<16} {len(g.nodes):>4} nodes  {g.path or '-':<7}  "
+    text += _num(g.measured, unit)
     if g.expected is not None:
-        text += f"  expected {_num(g.expected, unit)}"
+        text += f" of {_num(g.expected)} expected"
     if g.floor is not None:
         text += f" (floor {g.floor:.2f})"
     return text

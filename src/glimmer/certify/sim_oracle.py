@@ -129,10 +129,7 @@ class NcclOracle:
 
     def __call__(self, probe: Probe) -> Outcome:
         run = self.judge(probe.name, probe.nodes, probe.nvlink)
-        reason = run.reason
-        if not run.passed:
-            reason = f"{run.reason} [{', '.join(probe.nodes)}]"
-        return Outcome(run.passed, run.measured, reason)
+        return Outcome(run.passed, run.measured, run.reason)
 
 
 def _with(base: GroupRun, **changes: object) -> GroupRun:
