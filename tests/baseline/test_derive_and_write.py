@@ -174,14 +174,36 @@ def test_a_mixed_fleet_gets_one_profile_per_gpu_product() -> None:
     assert "nodeSelector nvidia.com/gpu.product: NVIDIA-GB200" in text
 
 
-def test_too_few_samples_leave_a_test_ungated_with_a_note() -> None:
-    text = render(derive(suite(), collect([make_run("b1", results(1, NODES[:3]))])))
+def test_too_few_samples_derive_nothing_and_keep_the_source_gates_that_hold() -> None:
+    few = collect([make_run("b1", results(1, NODES[:3]))])
+    text = render(derive(suite(), few))
     loaded = load_text(text, "derived.yaml")
+    assert lint_loaded(loaded) == []
     tests = {i.name: i.obj for i in loaded if isinstance(i.obj, BurnInTest)}
-    assert tests["clock"].spec.thresholds is None
+    gates = [(g.metric, g.value) for g in tests["clock"].spec.thresholds or []]
+    assert gates == [("sustainedClockPct", "70")]
     assert "only 3 sample(s), fewer than 5" in text
-    assert "NO GATES could be derived for this profile" in text
-    assert "source gate dropped (no derived gate): sustainedClockPct GreaterThanOrEqual 70" in text
+    assert "sustainedClockPct: kept from the source profile (GreaterThanOrEqual 70)" in text
+    bare = render(derive(suite(), few, keep_source=False))
+    assert "NO GATES could be derived for this profile" in bare
+    assert "source gate dropped: sustainedClockPct GreaterThanOrEqual 70: source gates" in bare
+
+
+def test_a_source_gate_that_fails_a_clean_unit_is_dropped_with_the_unit_named() -> None:
+    # The spec-sheet lesson: a floor of 95 % clock fails healthy parts that hold 90 %.
+    strict = dict(CLOCK, thresholds=[
+        {"metric": "sustainedClockPct", "comparison": "GreaterThanOrEqual", "value": "95"},
+        {"metric": "throttledSamples", "comparison": "Equal", "value": "0"},
+    ])  # fmt: skip
+    source = suite_of({"clock": strict, "gemm": GEMM}, ENTRIES)
+    few = collect([make_run("b1", results(1, NODES[:3]))])
+    clock = derive(source, few).profiles[0].tests[0]
+    by_metric = {g.threshold.metric: g for g in clock.source}
+    assert not by_metric["sustainedClockPct"].kept
+    assert "fails clean unit n0" in by_metric["sustainedClockPct"].reason
+    # A metric the baseline's runners never printed would fail every clean unit closed.
+    assert not by_metric["throttledSamples"].kept
+    assert "was not reported" in by_metric["throttledSamples"].reason
 
 
 def test_a_gate_the_linter_would_flag_is_dropped_with_its_reason() -> None:

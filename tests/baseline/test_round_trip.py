@@ -21,7 +21,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTest
 from glimmer.baseline.collect import collect
 from glimmer.baseline.derive import Derivation, derive
-from glimmer.baseline.suite import Suite, thresholdless
+from glimmer.baseline.suite import Suite, planned_tests, thresholdless
 from glimmer.baseline.write import render
 from glimmer.contract.vocab import Phase
 from glimmer.fleet.load import load_topology
@@ -130,14 +130,18 @@ def test_the_derived_profile_fails_exactly_the_planted_fault(
 
 def test_a_mixed_fleet_is_derived_per_gpu_product() -> None:
     """ai-factory mixes 18 GB200 trays with two HGX H100 and two PCIe H100 servers. Per product,
-    GB200 gets its own tight gates and the two-node products get none (and say so); pooled, the
-    GB200's host-to-device floor would sink to the PCIe servers' figure, seven times lower."""
+    GB200 gets its own tight gates and the two-node products get none derived, keeping the
+    built-in gates their units pass; pooled, the GB200's host-to-device floor would sink to the
+    H100 servers' figure, seven times lower."""
     topo = load_topology("ai-factory")
     run = simulate(topo, thresholdless(acceptance()), seed=3, name="af", baseline=True)
     per_product = derive(acceptance(), collect([run]))
     gates = {p.suffix: sum(len(t.gates) for t in p.tests) for p in per_product.profiles}
     assert gates["-nvidia-gb200"] > 50
     assert (gates["-nvidia-h100-80gb-hbm3"], gates["-nvidia-h100-pcie"]) == (0, 0)
+    kept = {p.suffix: sum(len(t.kept) for t in p.tests) for p in per_product.profiles}
+    builtin = sum(len(p.gates) for p in planned_tests(acceptance()))
+    assert kept["-nvidia-h100-pcie"] == builtin
     assert lint_loaded(load_text(render(per_product), "af.yaml")) == []
 
     def h2d(d: Derivation, group: str) -> float:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
-from glimmer.contract.vocab import TERMINAL_PHASES, Phase
+from glimmer.contract.vocab import TERMINAL_PHASES, Phase, Scope
 from glimmer.errors import InputError, Location
 from glimmer.verdict.numbers import read_float
 
@@ -111,7 +111,7 @@ def product_of(run: BurnInRun, node: str) -> str:
 def unit_label(result: TestResult) -> str:
     """A unit's name in notes and comments: its node, link or group of nodes."""
     nodes = result.nodes or []
-    if result.scope is not None and result.scope.value == "Group":
+    if result.scope is Scope.GROUP:
         return "+".join(nodes)
     return "/".join(nodes)
 

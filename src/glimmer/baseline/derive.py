@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from glimmer.api.threshold import Threshold
 from glimmer.baseline.collect import ALL_NODES, Collection, TestSamples
 from glimmer.baseline.rules import (
     DEFAULT_K,
@@ -34,9 +35,21 @@ class GuaranteeBroken(GlimmerError):
     """A derived gate would fail a clean unit it was derived from (a bug in the rule)."""
 
 
+@dataclass(frozen=True)
+class SourceGate:
+    """A gate of the source profile on a metric the rule made no gate for: kept when every
+    clean unit passes it (automation never quietly removes a protective gate), dropped when
+    one does not (it is the kind of spec-sheet gate that fails healthy parts), and why."""
+
+    threshold: Threshold
+    kept: bool
+    reason: str
+
+
 @dataclass
 class DerivedTest:
-    """One planned test's derived gates, and what it declined or skipped."""
+    """One planned test's derived gates, what it declined or skipped, and what became of the
+    source profile's gates that no derived gate replaces."""
 
     planned: Planned
     results: int = 0
@@ -44,6 +57,12 @@ class DerivedTest:
     gates: list[Gate] = field(default_factory=list)
     declined: list[Declined] = field(default_factory=list)
     skipped: dict[Skipped, list[str]] = field(default_factory=dict)
+    source: list[SourceGate] = field(default_factory=list)
+
+    @property
+    def kept(self) -> list[Threshold]:
+        """The source gates carried over into the derived test."""
+        return [g.threshold for g in self.source if g.kept]
 
 
 @dataclass
@@ -87,17 +106,50 @@ def _lint(test: DerivedTest) -> None:
     test.gates = kept
 
 
-def _check_guarantee(test: DerivedTest, samples: TestSamples) -> None:
-    gates = [g.threshold.to_contract() for g in test.gates]
-    for measured in samples.results:
+def _first_failure(gates: list[Threshold], samples: TestSamples | None) -> str | None:
+    """The first clean unit the gates fail, with the reason, or None when all pass."""
+    contract = [g.to_contract() for g in gates]
+    for measured in samples.results if samples is not None else []:
         if not measured.clean:
             continue
-        outcome = evaluate(measured.metrics, measured.unmeasurable, gates)
+        outcome = evaluate(measured.metrics, measured.unmeasurable, contract)
         if not outcome.passed:
-            raise GuaranteeBroken(
-                f"derived gate fails clean unit {measured.unit} of test {test.planned.name}: "
-                f"{outcome.message}"
-            )
+            return f"clean unit {measured.unit}: {outcome.message}"
+    return None
+
+
+def _check_guarantee(test: DerivedTest, samples: TestSamples | None) -> None:
+    failure = _first_failure([g.threshold for g in test.gates] + test.kept, samples)
+    if failure is not None:
+        raise GuaranteeBroken(f"a gate of test {test.planned.name} fails {failure}")
+
+
+def _source_gate(
+    gate: Threshold, test: DerivedTest, samples: TestSamples | None, keep: bool
+) -> SourceGate:
+    if not keep:
+        return SourceGate(gate, False, "source gates dropped on request (--drop-source-gates)")
+    problems = lint_thresholds([gate.to_contract()], test.planned.kind)
+    if problems:
+        return SourceGate(gate, False, f"the linter: {problems[0].reason}")
+    failure = _first_failure([gate], samples)
+    if failure is not None:
+        return SourceGate(gate, False, f"it fails {failure}")
+    if samples is None:
+        return SourceGate(gate, True, "no baseline results to derive from or check it against")
+    why = next((d.reason for d in test.declined if d.metric == gate.metric), None)
+    return SourceGate(
+        gate,
+        True,
+        f"the rule made no gate ({why or 'not measured'}); all {test.clean} clean unit(s) pass it",
+    )
+
+
+def _carry_source(test: DerivedTest, samples: TestSamples | None, keep: bool) -> None:
+    derived = {g.threshold.metric for g in test.gates}
+    test.source = [
+        _source_gate(g, test, samples, keep) for g in test.planned.gates if g.metric not in derived
+    ]
 
 
 @dataclass(frozen=True)
@@ -105,11 +157,13 @@ class Settings:
     k: float
     min_samples: int
     min_margin: float
+    keep_source: bool
 
 
 def _derive_test(planned: Planned, samples: TestSamples | None, settings: Settings) -> DerivedTest:
     test = DerivedTest(planned)
     if samples is None:
+        _carry_source(test, samples, settings.keep_source)
         return test
     test.results = len(samples.results)
     test.clean = sum(1 for m in samples.results if m.clean)
@@ -127,6 +181,7 @@ def _derive_test(planned: Planned, samples: TestSamples | None, settings: Settin
         else:
             test.skipped.setdefault(outcome, []).append(name)
     _lint(test)
+    _carry_source(test, samples, settings.keep_source)
     _check_guarantee(test, samples)
     return test
 
@@ -153,10 +208,13 @@ def derive(
     k: float = DEFAULT_K,
     min_samples: int = DEFAULT_MIN_SAMPLES,
     min_margin: float = DEFAULT_MIN_MARGIN,
+    keep_source: bool = True,
 ) -> Derivation:
     """The gated profile(s) the rule derives from ``collection`` for ``suite``'s tests.
 
-    One profile per group of the collection (one, unless split by GPU product). Raises
+    One profile per group of the collection (one, unless split by GPU product). A source
+    gate on a metric the rule did not gate is kept if every clean unit passes it (unless
+    ``keep_source`` is False). Raises
     InputError when the runs measured none of the profile's tests, and GuaranteeBroken if a
     derived gate would fail a clean unit.
     """
@@ -172,7 +230,7 @@ def derive(
             f"profile {suite.profile.name!r}; derive with the profile the baseline ran",
             Location(field="--profile"),
         )
-    settings = Settings(k, min_samples, min_margin)
+    settings = Settings(k, min_samples, min_margin, keep_source)
     groups = sorted({g for g, _ in usable})
     split = len(groups) > 1
     profiles = [

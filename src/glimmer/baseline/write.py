@@ -16,7 +16,7 @@ from typing import Any
 from glimmer.api.dump import to_wire
 from glimmer.api.threshold import Threshold
 from glimmer.baseline.collect import ALL_NODES
-from glimmer.baseline.derive import Derivation, DerivedProfile, DerivedTest
+from glimmer.baseline.derive import Derivation, DerivedProfile, DerivedTest, SourceGate
 from glimmer.baseline.rules import Gate, Shape
 from glimmer.baseline.yamltext import Commented, document
 from glimmer.contract.vocab import Applicability
@@ -73,10 +73,10 @@ def _test_comment(test: DerivedTest, group: str) -> list[str]:
     lines += [f"not gated: {d.metric}: {d.reason}" for d in test.declined]
     for why, names in sorted(test.skipped.items()):
         lines.append(f"not gated, {why.value}: {len(names)} metric(s)")
-    gated = {g.threshold.metric for g in test.gates}
-    dropped = [g for g in test.planned.gates if g.metric not in gated]
-    for g in dropped:
-        lines.append(f"source gate dropped (no derived gate): {g.metric} {g.comparison} {g.value}")
+    for g in test.source:
+        if not g.kept:
+            t = g.threshold
+            lines.append(f"source gate dropped: {t.metric} {t.comparison} {t.value}: {g.reason}")
     return lines
 
 
@@ -91,10 +91,17 @@ def _gate_wire(gate: Threshold) -> dict[str, Any]:
     return wire
 
 
+def _kept_comment(gate: SourceGate) -> list[str]:
+    t = gate.threshold
+    return [f"{t.metric}: kept from the source profile ({t.comparison} {t.value}): {gate.reason}"]
+
+
 def _thresholds(test: DerivedTest) -> list[Any]:
-    return [
+    derived = [
         Commented(_gate_comment(g, test.planned.gates), _gate_wire(g.threshold)) for g in test.gates
     ]
+    kept = [Commented(_kept_comment(g), _gate_wire(g.threshold)) for g in test.source if g.kept]
+    return derived + kept
 
 
 def _with_gates(spec: dict[str, Any], test: DerivedTest, group: str) -> dict[str, Any]:
@@ -196,7 +203,7 @@ def _profile_header(profile: DerivedProfile, split: bool) -> list[str]:
         if profile.group == ALL_NODES
         else [f"GPU product {profile.group}."]
     )
-    if not any(t.gates for t in profile.tests):
+    if not any(t.gates or t.kept for t in profile.tests):
         lines.append(
             "NO GATES could be derived for this profile (see each test): as written it passes "
             "any clean exit. Measure more units, or pin gates by hand, before using it."

@@ -119,19 +119,26 @@ def _test_lines(test: DerivedTest) -> list[str]:
     for reason, metrics in by_reason.items():
         named = metrics[0] if len(metrics) == 1 else f"{len(metrics)} metrics"
         lines.append(f"  not gated {name} {named}: {escape(reason)}")
+    for source in test.source:
+        t = source.threshold
+        verb = "kept" if source.kept else "dropped"
+        lines.append(
+            f"  {verb} source gate {name} {t.metric} {t.comparison} {t.value}: "
+            f"{escape(source.reason)}"
+        )
     return lines
 
 
 def _summary(derivation: Derivation, output: str) -> None:
     say = err_console.print
     for profile in derivation.profiles:
-        gates = sum(len(t.gates) for t in profile.tests)
+        gates = sum(len(t.gates) + len(t.kept) for t in profile.tests)
         declined = sum(len(t.declined) for t in profile.tests)
         name = f"{derivation.suite.profile.name}{profile.suffix}"
         group = f" ({profile.group})" if profile.group else ""
         say(
-            f"{escape(name)}{escape(group)}: {gates} gate(s) over {len(profile.tests)} test(s), "
-            f"{declined} measured metric(s) not gated",
+            f"{escape(name)}{escape(group)}: {gates} gate(s) over {len(profile.tests)} test(s) "
+            f"(derived or kept), {declined} measured metric(s) not gated",
             soft_wrap=True,
         )
         if not gates:
@@ -175,6 +182,13 @@ def derive_cmd(
             help="One profile per GPU product (default), or one over every node.",
         ),
     ] = True,
+    keep_source: Annotated[
+        bool,
+        typer.Option(
+            "--keep-source-gates/--drop-source-gates",
+            help="Keep a source gate the rule made none for, if every clean unit passes it.",
+        ),
+    ] = True,
     exclude: Annotated[
         list[str] | None,
         typer.Option("--exclude", help="Leave out every result on this node; repeatable."),
@@ -188,7 +202,12 @@ def derive_cmd(
     suite = _suite(profile, list(file or ()))
     collection = collect(_runs(runs), by_product=by_product, exclude=set(exclude or ()))
     derivation = derive(
-        suite, collection, k=k, min_samples=min_samples, min_margin=min_margin_pct / 100
+        suite,
+        collection,
+        k=k,
+        min_samples=min_samples,
+        min_margin=min_margin_pct / 100,
+        keep_source=keep_source,
     )
     _write(render(derivation), output)
     _summary(derivation, output)
