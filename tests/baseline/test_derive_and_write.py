@@ -14,7 +14,8 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTest
 from glimmer.baseline import derive as derive_module
 from glimmer.baseline.collect import collect
-from glimmer.baseline.derive import GuaranteeBroken, derive
+from glimmer.baseline.derive import derive
+from glimmer.baseline.guarantee import GuaranteeBroken
 from glimmer.baseline.rules import Gate
 from glimmer.baseline.suite import planned_tests, thresholdless
 from glimmer.baseline.write import render

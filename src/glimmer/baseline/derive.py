@@ -1,11 +1,12 @@
 """Deriving a gated profile from a thresholdless one and the fleet's baseline measurements.
 
 Per group (a GPU product, or the whole fleet) and planned test, every measured metric goes
-through the rule (:mod:`glimmer.baseline.rules`). Two checks then hold the result to its claims
-before anything is written: the linter (:mod:`glimmer.verdict.lint`, kind-aware) must find no
-problem with a derived gate, or the gate is dropped and the reason kept; and every clean
-unit's measurements must pass every derived gate under the real evaluation
-(:mod:`glimmer.verdict.evaluate`), or the derivation stops: a profile that fails the healthy
+through the rule (:mod:`glimmer.baseline.rules`); the source's gates that no derived gate
+replaces are kept or dropped (:mod:`glimmer.baseline.source`). Two checks then hold the result
+to its claims before anything is written: the linter (:mod:`glimmer.verdict.lint`,
+kind-aware) must find no problem with a derived gate, or the gate is dropped and the reason
+kept; and every clean unit must pass every gate of the output
+(:mod:`glimmer.baseline.guarantee`), or the derivation stops: a profile that fails the healthy
 parts it was measured on is never written.
 """
 
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from glimmer.api.threshold import Threshold
+from glimmer.baseline import guarantee
 from glimmer.baseline.collect import ALL_NODES, Collection, TestSamples
 from glimmer.baseline.rules import (
     DEFAULT_K,
@@ -25,25 +27,10 @@ from glimmer.baseline.rules import (
     Skipped,
     derive_gate,
 )
+from glimmer.baseline.source import SourceGate, judge
 from glimmer.baseline.suite import Planned, Suite, planned_tests
-from glimmer.errors import GlimmerError, InputError, Location
-from glimmer.verdict.evaluate import evaluate
+from glimmer.errors import InputError, Location
 from glimmer.verdict.lint import lint_thresholds
-
-
-class GuaranteeBroken(GlimmerError):
-    """A derived gate would fail a clean unit it was derived from (a bug in the rule)."""
-
-
-@dataclass(frozen=True)
-class SourceGate:
-    """A gate of the source profile on a metric the rule made no gate for: kept when every
-    clean unit passes it (automation never quietly removes a protective gate), dropped when
-    one does not (it is the kind of spec-sheet gate that fails healthy parts), and why."""
-
-    threshold: Threshold
-    kept: bool
-    reason: str
 
 
 @dataclass
@@ -106,50 +93,20 @@ def _lint(test: DerivedTest) -> None:
     test.gates = kept
 
 
-def _first_failure(gates: list[Threshold], samples: TestSamples | None) -> str | None:
-    """The first clean unit the gates fail, with the reason, or None when all pass."""
-    contract = [g.to_contract() for g in gates]
-    for measured in samples.results if samples is not None else []:
-        if not measured.clean:
-            continue
-        outcome = evaluate(measured.metrics, measured.unmeasurable, contract)
-        if not outcome.passed:
-            return f"clean unit {measured.unit}: {outcome.message}"
-    return None
+def _carry_source(test: DerivedTest, samples: TestSamples | None, keep: bool) -> None:
+    derived = {g.threshold.metric for g in test.gates}
+    declined = {d.metric: d.reason for d in test.declined}
+    test.source = [
+        judge(
+            g, kind=test.planned.kind, samples=samples, declined=declined.get(g.metric), keep=keep
+        )
+        for g in test.planned.gates
+        if g.metric not in derived
+    ]
 
 
 def _check_guarantee(test: DerivedTest, samples: TestSamples | None) -> None:
-    failure = _first_failure([g.threshold for g in test.gates] + test.kept, samples)
-    if failure is not None:
-        raise GuaranteeBroken(f"a gate of test {test.planned.name} fails {failure}")
-
-
-def _source_gate(
-    gate: Threshold, test: DerivedTest, samples: TestSamples | None, keep: bool
-) -> SourceGate:
-    if not keep:
-        return SourceGate(gate, False, "source gates dropped on request (--drop-source-gates)")
-    problems = lint_thresholds([gate.to_contract()], test.planned.kind)
-    if problems:
-        return SourceGate(gate, False, f"the linter: {problems[0].reason}")
-    failure = _first_failure([gate], samples)
-    if failure is not None:
-        return SourceGate(gate, False, f"it fails {failure}")
-    if samples is None:
-        return SourceGate(gate, True, "no baseline results to derive from or check it against")
-    why = next((d.reason for d in test.declined if d.metric == gate.metric), None)
-    return SourceGate(
-        gate,
-        True,
-        f"the rule made no gate ({why or 'not measured'}); all {test.clean} clean unit(s) pass it",
-    )
-
-
-def _carry_source(test: DerivedTest, samples: TestSamples | None, keep: bool) -> None:
-    derived = {g.threshold.metric for g in test.gates}
-    test.source = [
-        _source_gate(g, test, samples, keep) for g in test.planned.gates if g.metric not in derived
-    ]
+    guarantee.check(test.planned.name, [g.threshold for g in test.gates] + test.kept, samples)
 
 
 @dataclass(frozen=True)
@@ -214,9 +171,8 @@ def derive(
 
     One profile per group of the collection (one, unless split by GPU product). A source
     gate on a metric the rule did not gate is kept if every clean unit passes it (unless
-    ``keep_source`` is False). Raises
-    InputError when the runs measured none of the profile's tests, and GuaranteeBroken if a
-    derived gate would fail a clean unit.
+    ``keep_source`` is False). Raises InputError when the runs measured none of the profile's
+    tests, and GuaranteeBroken if a gate of the output would fail a clean unit.
     """
     planned = planned_tests(suite)
     usable = {

@@ -16,8 +16,9 @@ from typing import Any
 from glimmer.api.dump import to_wire
 from glimmer.api.threshold import Threshold
 from glimmer.baseline.collect import ALL_NODES
-from glimmer.baseline.derive import Derivation, DerivedProfile, DerivedTest, SourceGate
+from glimmer.baseline.derive import Derivation, DerivedProfile, DerivedTest
 from glimmer.baseline.rules import Gate, Shape
+from glimmer.baseline.source import SourceGate
 from glimmer.baseline.yamltext import Commented, document
 from glimmer.contract.vocab import Applicability
 
