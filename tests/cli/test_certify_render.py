@@ -102,7 +102,7 @@ def test_a_certification_renders_one_trainjob_per_category_with_gang_and_env(
         ),
         (["--entry", "communication/nccl-all-reduce"], "cannot determine the GPU architecture"),
         (["--entry", "communication/nope", "--gpu", "h100"], "is not in the catalog"),
-        (["--entry", "nccl", "--gpu", "h100"], "expected DOMAIN/VARIANT"),
+        (["--entry", "nccl", "--gpu", "h100"], "'nccl' is not in the catalog"),
         (["--gpu", "h100"], "exactly one of -f FILE and --entry"),
         (["-f", "/no/such/file.yaml"], "no such file"),
         (["--entry", "communication/nccl-all-reduce", "--gpu", "z900"], "unknown GPU architecture"),
@@ -189,3 +189,12 @@ def test_the_certification_samples_pass_glimmer_validate(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["validate", str(SAMPLES)]) == 0
+
+
+def test_entry_accepts_a_bare_variant_name(capsys: pytest.CaptureFixture[str]) -> None:
+    code, bare, _ = _render(
+        ["--entry", "dcgm-level4", "--platform", "oci", "--gpu", "l40s"], capsys
+    )
+    assert code == 0
+    _, full, _ = _render(CASES["entry-dcgm-level4-oci-l40s"], capsys)
+    assert bare == full

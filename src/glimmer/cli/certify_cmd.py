@@ -22,6 +22,7 @@ from glimmer.api.certify_crd import all_certify_crds, crd_file_text
 from glimmer.api.certify_workloadrun import WorkloadRun
 from glimmer.api.crd import crd_filename, to_yaml
 from glimmer.api.load import load_paths
+from glimmer.certify.catalog.entries import find_entry
 from glimmer.certify.catalog.render import render_certification, render_entry
 from glimmer.certify.catalog.workloadrun import render_workload_run
 from glimmer.certify.platform import names_list
@@ -82,7 +83,9 @@ def render(
     ] = None,
     entry: Annotated[
         str | None,
-        typer.Option("--entry", help="Render one catalog entry, DOMAIN/VARIANT, with defaults."),
+        typer.Option(
+            "--entry", help="Render one catalog entry (VARIANT or DOMAIN/VARIANT) with defaults."
+        ),
     ] = None,
     platform: Annotated[
         str, typer.Option("--platform", help=f"One of {names_list()} (default onprem).")
@@ -98,12 +101,10 @@ def render(
 ) -> None:
     """Print the Kubernetes objects (TrainingRuntime, TrainJob, ...) as multi-document YAML."""
     if (file is None) == (entry is None):
-        raise InputError("give exactly one of -f FILE and --entry DOMAIN/VARIANT")
+        raise InputError("give exactly one of -f FILE and --entry NAME")
     if entry is not None:
-        domain, _, variant = entry.partition("/")
-        if not domain or not variant:
-            raise InputError(f"--entry {entry!r}: expected DOMAIN/VARIANT")
-        objects = render_entry(domain, variant, platform, gpu)
+        found = find_entry(entry)
+        objects = render_entry(found.domain, found.variant, platform, gpu)
     else:
         assert file is not None
         objects = _render_file(file, platform, gpu)

@@ -123,6 +123,18 @@ def get_entry(domain: str, variant: str) -> Entry:
     return entry
 
 
+def find_entry(name: str) -> Entry:
+    """An entry by ``domain/variant``, or by its variant alone when that names exactly one."""
+    if "/" in name:
+        domain, _, variant = name.partition("/")
+        return get_entry(domain, variant)
+    found = [e for e in catalog().values() if e.variant == name]
+    if len(found) != 1:
+        known = ", ".join(catalog())
+        raise PlatformError(f"category {name!r} is not in the catalog (known: {known})")
+    return found[0]
+
+
 def platform_overrides(platform: str) -> list[dict[str, Any]]:
     """The overrides every platform gets (``_all.yaml``), then the platform's own, each guarded
     by its platform."""
