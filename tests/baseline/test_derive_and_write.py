@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from baseline_world import GB200, R, make_run, suite_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from glimmer.api.load import load_text
 from glimmer.api.profile import BurnInProfile
@@ -154,13 +156,29 @@ def test_every_gate_carries_a_comment_saying_what_it_was_made_of() -> None:
     assert "not gated: iterationsCompleted: counter was nonzero" in text
 
 
-def test_the_output_does_not_depend_on_the_order_of_runs_or_results() -> None:
-    a = make_run("b1", results(1))
-    b = make_run("b2", results(2))
-    shuffled = results(2)
-    random.Random(9).shuffle(shuffled)
-    first = render(derive(suite(), collect([a, b])))
-    assert first == render(derive(suite(), collect([make_run("b2", shuffled), a])))
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_the_output_does_not_depend_on_the_order_of_runs_or_results(data: st.DataObject) -> None:
+    first, second = results(1), results(2)
+    expected = render(derive(suite(), collect([make_run("b1", first), make_run("b2", second)])))
+    runs = [
+        make_run("b1", data.draw(st.permutations(first))),
+        make_run("b2", data.draw(st.permutations(second))),
+    ]
+    assert render(derive(suite(), collect(data.draw(st.permutations(runs))))) == expected
+
+
+def test_a_group_is_one_unit_named_by_its_ranks() -> None:
+    group = [
+        R("allreduce", tuple(NODES[i : i + 4]), {"busBandwidthGBs": f"{400 + i}"}, kind="nccl",
+          scope="Group")
+        for i in range(0, 8)
+    ]  # fmt: skip
+    nccl = suite_of({"allreduce": {"kind": "nccl", "scope": "Group"}}, [{"testRef": "allreduce"}])
+    test = derive(nccl, collect([make_run("b1", group)])).profiles[0].tests[0]
+    gate = next(g for g in test.gates if g.threshold.metric == "busBandwidthGBs")
+    assert gate.summary.n == 8 and gate.worst is not None
+    assert gate.worst.unit == "n00+n01+n02+n03"
 
 
 def test_a_mixed_fleet_gets_one_profile_per_gpu_product() -> None:
