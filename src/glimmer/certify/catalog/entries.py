@@ -135,6 +135,12 @@ def find_entry(name: str) -> Entry:
     return found[0]
 
 
+def log_profiles() -> list[Traversable]:
+    """The built-in LogProfile files the catalog's measurements reference."""
+    folder = _root().joinpath("logprofiles")
+    return sorted((p for p in folder.iterdir() if p.name.endswith(".yaml")), key=lambda p: p.name)
+
+
 def platform_overrides(platform: str) -> list[dict[str, Any]]:
     """The overrides every platform gets (``_all.yaml``), then the platform's own, each guarded
     by its platform."""
