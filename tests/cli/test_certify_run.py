@@ -16,7 +16,7 @@ kind: Certification
 metadata: {name: nvl-acceptance, namespace: default}
 spec:
   target:
-    nodeSelector: {nvidia.com/gpu.product: gb200_186gb}
+    nodeSelector: {nvidia.com/gpu.product: NVIDIA-GB200}
   categories:
     - domain: communication
       variant: nccl-all-reduce
@@ -107,12 +107,13 @@ def test_other_architectures_are_excluded_but_certified_nodes_pass(
     path = tmp_path / "all.yaml"
     path.write_text(
         CERT.replace(
-            "  target:\n    nodeSelector: {nvidia.com/gpu.product: gb200_186gb}\n", "  target: {}\n"
+            "  target:\n    nodeSelector: {nvidia.com/gpu.product: NVIDIA-GB200}\n",
+            "  target: {}\n",
         )
     )
     code, out, _ = run(capsys, "run", "-f", str(path))
     assert code == 0 and "Result: INCOMPLETE" in out
-    assert "certified gb200_186gb only" in out and "hgx-node-0001" in out
+    assert "certified gb200 only" in out and "hgx-node-0001" in out
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from glimmer.errors import InputError
 from glimmer.fleet.topology import Topology
+from glimmer.sim.device_facts import facts
 
 # Labels a GPU node carries on Kubernetes (GPU feature discovery, the platform's topology
 # label) and that :func:`fleet_nodes` writes for a simulated fleet.
@@ -189,7 +190,8 @@ def fleet_nodes(topo: Topology) -> list[NodeInfo]:
         rack = topo.racks[node.rack]
         labels = {
             "kubernetes.io/hostname": node.hostname,
-            PRODUCT_LABEL: node.model,
+            # What GPU Feature Discovery writes (as the simulator backend's nodes carry it).
+            PRODUCT_LABEL: facts(node.model).model_name.replace(" ", "-"),
             RACK_LABEL: rack.name,
         }
         first = node.gpu_start

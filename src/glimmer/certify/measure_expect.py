@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from glimmer.certify.catalog.gpu import parse_product
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -18,14 +20,15 @@ class Figure:
     source: str
 
 
-# All-reduce bus bandwidth over one NVLink domain (GB/s), keyed by fleet/skus.csv keys: NVLS
-# where the domain is one board, ring for NVL72. Parts without a sourced figure (PCIe boards,
-# L40S, GB10) have none and are judged by thresholds only.
+# All-reduce bus bandwidth over one NVLink domain (GB/s), keyed by the architecture of the
+# ``nvidia.com/gpu.product`` label (the catalog's parse): NVLS where the domain is one board, ring
+# for NVL72. PCIe cards and parts without a sourced figure (L40S, GB10) have none and are
+# judged by thresholds only.
 NVLINK_ALL_REDUCE_GBS: dict[str, Figure] = {
-    "h100_sxm_80gb": Figure(480.0, "P42: 8xH100 ~480 NVLS (nccl-tests#212, AWS p5 nccl#1442)"),
-    "h200_sxm_141gb": Figure(475.0, "P42: 8xH200 473-482 NVLS (stas00), 475 (nccl-tests#272)"),
-    "b200_180gb": Figure(842.0, "P42: 8xB200 838-846 NVLS (stas00, p6-b200, nccl 2.27.7)"),
-    "gb200_186gb": Figure(680.0, "P42: GB200 NVL72 ~680 ring (NVIDIA slide quoted by stas00)"),
+    "h100": Figure(480.0, "P42: 8xH100 ~480 NVLS (nccl-tests#212, AWS p5 nccl#1442)"),
+    "h200": Figure(475.0, "P42: 8xH200 473-482 NVLS (stas00), 475 (nccl-tests#272)"),
+    "b200": Figure(842.0, "P42: 8xB200 838-846 NVLS (stas00, p6-b200, nccl 2.27.7)"),
+    "gb200": Figure(680.0, "P42: GB200 NVL72 ~680 ring (NVIDIA slide quoted by stas00)"),
 }
 
 # Non-all-reduce collectives over NVLink land at ~80-82 % of the all-reduce path (P42).
@@ -45,9 +48,12 @@ PASS_FRACTION = Figure(0.90, "P22: nccl-tests fails below 0.9 x NCCL_TESTS_MIN_B
 GOODPUT_MIN = Figure(0.90, "glimmer default; specs/certify.md §6.3 golden case is 0.9288")
 
 
-def nvlink_expectation(model: str, collective: str) -> Figure | None:
-    """Expected busbw within one NVLink domain; None when no source gives a figure."""
-    base = NVLINK_ALL_REDUCE_GBS.get(model)
+def nvlink_expectation(product: str, collective: str) -> Figure | None:
+    """Expected busbw within one NVLink domain of ``product`` (a gpu.product label); None when
+    no source gives a figure."""
+    if "PCIE" in product.upper():
+        return None  # a PCIe card's peers talk over PCIe, not NVLink
+    base = NVLINK_ALL_REDUCE_GBS.get(parse_product(product))
     if base is None:
         return None
     if collective.replace("-", "_") in ("all_reduce", "allreduce"):

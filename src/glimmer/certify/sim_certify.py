@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from glimmer.certify.catalog.gpu import parse_product
 from glimmer.certify.grouping import (
     CLIQUE_LABEL,
     PRODUCT_LABEL,
@@ -61,17 +62,19 @@ def select(nodes: Sequence[NodeInfo], spec: CertSpec) -> list[NodeInfo]:
     return sorted(out, key=lambda n: n.name)
 
 
+def arch_of(node: NodeInfo) -> str:
+    """The GPU architecture of a node's product label (h100, gb200 …); "" when unlabelled."""
+    return parse_product(node.labels.get(PRODUCT_LABEL, ""))
+
+
 def majority_arch(nodes: Sequence[NodeInfo]) -> str:
-    """The GPU product most nodes carry; a tie keeps the earliest node's (§9.2 scenario 31)."""
-    counts = Counter(n.labels.get(PRODUCT_LABEL, "") for n in nodes if n.labels.get(PRODUCT_LABEL))
+    """The architecture most nodes carry; a tie keeps the earliest node's; unlabelled nodes do
+    not vote (§9.2 scenario 31)."""
+    counts = Counter(a for a in map(arch_of, nodes) if a)
     if not counts:
         return ""
     best = max(counts.values())
-    return next(
-        n.labels[PRODUCT_LABEL]
-        for n in nodes
-        if counts.get(n.labels.get(PRODUCT_LABEL, "")) == best
-    )
+    return next(a for a in map(arch_of, nodes) if a and counts[a] == best)
 
 
 def certify(
@@ -85,12 +88,12 @@ def certify(
             f"no node of fleet {twin.topo.name!r} matches the target of Certification/{spec.name}"
         )
     arch = majority_arch(targeted)
-    nodes = [n for n in targeted if n.labels.get(PRODUCT_LABEL) == arch]
+    nodes = [n for n in targeted if arch_of(n) == arch]
     excluded = tuple(n.name for n in targeted if n not in nodes)
     reason = (
         f"target set has more than one GPU architecture; certified {arch} only" if excluded else ""
     )
-    cats = tuple(_category(twin, c, nodes, arch, seed) for c in spec.categories)
+    cats = tuple(_category(twin, c, nodes, seed) for c in spec.categories)
     return CertResult(
         name=spec.name,
         fleet=twin.topo.name,
@@ -105,11 +108,9 @@ def certify(
     )
 
 
-def _category(
-    twin: FleetSim, cat: Category, nodes: list[NodeInfo], arch: str, seed: int
-) -> CategoryResult:
+def _category(twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int) -> CategoryResult:
     if cat.kind == "nccl":
-        return _communication(twin, cat, nodes, arch, seed)
+        return _communication(twin, cat, nodes, seed)
     if cat.kind == "dcgm":
         return _diagnostics(twin, cat, nodes, seed)
     return _training(twin, cat, nodes, seed)
@@ -129,7 +130,7 @@ def _groups(cat: Category, nodes: list[NodeInfo]) -> list[Group]:
 
 
 def _communication(
-    twin: FleetSim, cat: Category, nodes: list[NodeInfo], arch: str, seed: int
+    twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int
 ) -> CategoryResult:
     o = cat.options
     mnnvl = (
@@ -137,7 +138,8 @@ def _communication(
         if o.enable_mnnvl is not None
         else any(CLIQUE_LABEL in n.labels for n in nodes)
     )
-    oracle = NcclOracle(twin, cat.collective, arch, o.thresholds, o.max_bytes, seed)
+    products = {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}
+    oracle = NcclOracle(twin, cat.collective, products, o.thresholds, o.max_bytes, seed)
     diagnose = o.test_scale == "diagnose"
     groups = [] if diagnose else _groups(cat, nodes)
     runs = tuple(oracle.judge(g.name, g.nodes, mnnvl) for g in groups)

@@ -35,7 +35,7 @@ JOB_OVERHEAD_S = 60.0  # pods scheduled, MPI launched, NCCL initialised
 class NcclOracle:
     twin: FleetSim
     collective: str
-    model: str
+    products: Mapping[str, str]  # node -> nvidia.com/gpu.product
     thresholds: Mapping[str, str] = field(default_factory=dict)
     max_bytes: int = 16 * GIB
     seed: int = 0
@@ -45,7 +45,7 @@ class NcclOracle:
 
     def expectation(self, nodes: tuple[str, ...], path: str) -> Figure | None:
         if path == "nvlink":
-            return nvlink_expectation(self.model, self.collective)
+            return nvlink_expectation(self.products.get(nodes[0], ""), self.collective)
         views = [v for v in (view(self.twin, n, 0.0) for n in nodes) if v is not None]
         rails = [rails_of(v) for v in views]
         common = set.intersection(*(set(r) for r in rails)) if rails else set()

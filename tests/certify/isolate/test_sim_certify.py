@@ -65,7 +65,7 @@ def test_healthy_rack_passes_every_scale() -> None:
         {**ALL_REDUCE, "options": {"testScale": s}}
         for s in ("intra-node", "intra-rack", "full-scale", "diagnose")
     ]
-    r = certify(FleetSim(TOPO), _spec(cats, {"nodeSelector": {PRODUCT_LABEL: "gb200_186gb"}}))
+    r = certify(FleetSim(TOPO), _spec(cats, {"nodeSelector": {PRODUCT_LABEL: "NVIDIA-GB200"}}))
     assert r.result == "PASSED" and r.failed_nodes == []
     assert [len(c.groups) for c in r.categories] == [18, 1, 1, 0]
     assert r.categories[3].isolation is not None
@@ -79,7 +79,7 @@ def test_intra_node_nvlink_fault_fails_its_node_by_threshold() -> None:
         twin,
         _spec(
             [{**ALL_REDUCE, "options": {"testScale": "intra-node"}}],
-            {"nodeSelector": {PRODUCT_LABEL: "h100_sxm_80gb"}},
+            {"nodeSelector": {PRODUCT_LABEL: "NVIDIA-H100-80GB-HBM3"}},
         ),
     )
     (f,) = r.categories[0].failed_nodes
@@ -112,7 +112,7 @@ def test_dcgm_and_training_categories() -> None:
                 {"domain": "diagnostics", "variant": "dcgm-level2"},
                 {"domain": "training", "variant": "nemotron5-8b"},
             ],
-            {"nodeSelector": {PRODUCT_LABEL: "gb200_186gb"}},
+            {"nodeSelector": {PRODUCT_LABEL: "NVIDIA-GB200"}},
         ),
     )
     dcgm, train = r.categories
@@ -135,13 +135,14 @@ def test_same_seed_same_result_and_json_round_trip() -> None:
 
 def test_majority_architecture_tie_keeps_the_earliest_node() -> None:
     nodes = [
-        NodeInfo("a", {PRODUCT_LABEL: "x"}),
-        NodeInfo("b", {PRODUCT_LABEL: "y"}),
+        NodeInfo("a", {PRODUCT_LABEL: "NVIDIA-H100-80GB-HBM3"}),
+        NodeInfo("b", {PRODUCT_LABEL: "NVIDIA-GB200"}),
         NodeInfo("c", {}),
-        NodeInfo("d", {PRODUCT_LABEL: "y"}),
-        NodeInfo("e", {PRODUCT_LABEL: "x"}),
+        NodeInfo("d", {PRODUCT_LABEL: "NVIDIA-GB200"}),
+        NodeInfo("e", {PRODUCT_LABEL: "NVIDIA-H100-PCIe"}),  # same architecture as a
     ]
-    assert majority_arch(nodes) == "x" and majority_arch([NodeInfo("c")]) == ""
+    assert majority_arch(nodes) == "h100" and majority_arch([NodeInfo("c")]) == ""
+    assert majority_arch(nodes[1:4]) == "gb200"
 
 
 def test_no_matching_node_is_bad_input() -> None:

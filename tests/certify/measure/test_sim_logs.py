@@ -51,7 +51,7 @@ def test_same_job_same_log() -> None:
 
 def test_healthy_paths_reach_their_expectations() -> None:
     nvl = _peak(_sim(), NVL)
-    exp = nvlink_expectation("gb200_186gb", "all_reduce")
+    exp = nvlink_expectation("NVIDIA-GB200", "all_reduce")
     assert exp is not None and floor(exp) < nvl < exp.value * 1.05
     net = _peak(_sim(), HGX, nvlink=False)
     assert floor(network_expectation(4, 400.0)) < net < network_expectation(4, 400.0).value
