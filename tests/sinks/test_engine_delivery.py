@@ -200,3 +200,19 @@ def test_a_restart_resends_what_was_owed(receiver: Receiver, tmp_path: Path) -> 
     # The engine's own re-send of the terminal envelope then finds nothing owed.
     w.backend.sink_set = second
     assert settled(w.drive(until=w.backend.t + DAY).run)
+
+
+def test_deleting_a_finished_run_forgets_its_prometheus_series() -> None:
+    from glimmer.sinks.prometheus import Exporter, PrometheusSink
+
+    w = two_node_world()
+    exporter = Exporter()
+    w.backend.sink_set = SinkSet(
+        always=[PrometheusSink(exporter)], exporter=exporter, sender=Sender(QUICK, FakeClock())
+    )
+    w.submit(run_object(targets=["node-000", "node-001"], maxConcurrentNodes=2))
+    w.drive(until=DAY)
+    assert exporter.tracked == 1
+    w.backend.delete_run("default", "run")  # a finished run holds no finalizer: gone at once
+    assert w.backend.get_run("default", "run") is None
+    assert exporter.tracked == 0

@@ -110,6 +110,8 @@ def test_node_scope_envelopes_carry_every_field(tmp_path: Path) -> None:
     reasons = {e["reason"] for e in envelopes}
     assert reasons == {"RunPhaseChanged", "TestCompleted", "Checkpoint"}
     assert envelopes[0]["reason"] == "RunPhaseChanged" and envelopes[0]["phase"] == "Running"
+    # The Running envelope describes the run as markRunning records it: fingerprint included.
+    assert set(envelopes[0]["fingerprint"]) == {"node-000", "node-001"}
     for e in envelopes:
         if e["reason"] == "Checkpoint":
             assert e["checkpointSequence"] >= 1 and e["phase"] == "Running"

@@ -475,6 +475,8 @@ class SimBackend:
             self._forget(run)
 
     def _forget(self, run: BurnInRun) -> None:
+        if self.sink_set is not None and run.metadata.uid:
+            self.sink_set.forget_run(run.metadata.uid)  # its Prometheus series go with it
         self.runs.pop((run.metadata.namespace or "default", run.name), None)
         self._runs_exec.pop(run.metadata.uid or "", None)  # owned executions go with it
 

@@ -8,7 +8,7 @@ redelivers under the same key) and ``checkpoints`` after it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -117,6 +117,7 @@ class Pass:
         *,
         sequence: int | None = None,
         result: TestResult | None = None,
+        status_changes: Mapping[str, object] | None = None,
     ) -> Delivery:
         pinned = PLAN_ANNOTATION in (self.run.metadata.annotations or {})
         return Delivery(
@@ -133,18 +134,22 @@ class Pass:
             sequence=sequence,
             result=result,
             view=(
-                self._view(phase if reason == "RunPhaseChanged" else None)
+                self._view(phase if reason == "RunPhaseChanged" else None, status_changes)
                 if self.backend.describes_runs
                 else None
             ),
         )
 
-    def _view(self, entering: str | None) -> BurnInRun:
+    def _view(
+        self, entering: str | None, status_changes: Mapping[str, object] | None = None
+    ) -> BurnInRun:
         """The run as an envelope sent now describes it. Results and counters come from the
         book (TestCompleted and Running go out before the status write that records them); a
-        phase change shows the phase being entered. The list is copied: the book keeps
-        changing after this delivery was made."""
+        phase change shows the phase being entered, with the status fields the coming write sets
+        (``status_changes``: markRunning's start time and fingerprint). The list is copied: the
+        book keeps changing after this delivery was made."""
         update: dict[str, object] = {
+            **(status_changes or {}),
             "results": list(self.book.results) or None,
             **self.book.counters(),
         }

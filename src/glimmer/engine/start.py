@@ -163,7 +163,9 @@ def mark_running(ctx: Pass) -> Outcome:
         if expanded is not None:
             review.append(expanded)
         changes["conditions"] = set_conditions(status.conditions if status else None, review)
-    ctx.deliveries.append(ctx.delivery("RunPhaseChanged", Phase.RUNNING.value, "Running"))
+    ctx.deliveries.append(
+        ctx.delivery("RunPhaseChanged", Phase.RUNNING.value, "Running", status_changes=changes)
+    )
     flush_deliveries(ctx)  # before the write: a crash redelivers the same key
     persist(ctx, force=True, **changes)
     return Outcome(0.0)
