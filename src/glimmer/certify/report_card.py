@@ -78,7 +78,10 @@ def _category(c: CategoryResult) -> list[str]:
             f"Avg TFLOPs/GPU: {t.get('tflops', 0):.1f}   Avg Train Time: "
             f"{runtime_text(t.get('trainTime', 0.0))}   Avg Step Time: {t.get('stepTime', 0):.3f}s"
         )
-    shown = [g for g in c.groups if g.metric != "dcgmLevel" or not g.passed]
+    # Failed groups first: on a thousand-node run the card shows what matters.
+    shown = sorted(
+        (g for g in c.groups if g.metric != "dcgmLevel" or not g.passed), key=lambda g: g.passed
+    )
     if shown:
         lines.append("Groups:")
         lines += [_group_line(g) for g in shown[:20]]
@@ -113,7 +116,7 @@ def render(r: CertResult) -> str:
         f"GPU: {r.gpu}   Nodes: {r.total_nodes}{excluded}",
     ]
     if r.faults:
-        head.append(f"Planted faults: {', '.join(r.faults)}")
+        head += _wrap(f"Planted faults: {', '.join(r.faults)}", "", "  ")
     if r.exclusion_reason:
         head += _wrap(f"Excluded: {r.exclusion_reason}: {', '.join(r.excluded_nodes)}")
     out = _box("Certification Report", head)

@@ -170,3 +170,12 @@ def test_spec_errors_name_the_field(doc: dict[str, Any], needle: str) -> None:
     with pytest.raises((InputError, InputErrors)) as e:
         from_text(_doc(cats, **doc), "c.yaml")
     assert needle in str(e.value) and "c.yaml" in str(e.value)
+
+
+def test_a_healthy_thousand_node_fabric_clears_its_floor() -> None:
+    big = load_topology("hgx-1k")
+    r = certify(FleetSim(big), _spec([ALL_REDUCE]))
+    (group,) = r.categories[0].groups
+    assert r.result == "PASSED" and len(group.nodes) == 1024
+    assert group.measured is not None and group.floor is not None
+    assert group.measured > group.floor * 1.03  # margin for the noise of any seed
