@@ -3,9 +3,10 @@
 Per group: the BurnInProfile (named after the source, with the group's suffix when split),
 then one BurnInTest per ``testRef`` entry, each the source test re-emitted unchanged (runner,
 host paths, durations, soak) except for its thresholds. Every gate is preceded by a comment
-saying what it was made of (n, median, MAD, k, the worst clean unit, the rule), and every test
-says what it did not gate and why, and which of the source profile's gates it replaces, so
-the file can be reviewed before it is pinned.
+saying what it was made of (n, median, MAD, k, the margin, the worst clean unit, the rule),
+and every test says what it did not gate and why, and which of the source profile's gates it
+replaces, keeps or drops, so the file can be reviewed before it is pinned. Comments survive
+only in text, so the YAML is written by :mod:`glimmer.baseline.yamltext`, not by PyYAML.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def _gate_comment(gate: Gate, source: Sequence[Threshold]) -> list[str]:
         lines.append(f"  n/a on {gate.unmeasurable} unit(s): RequiredIfMeasurable")
     lines.append(f"  rule: {gate.rule.statement}")
     if gate.loosened_for:
-        named = ", ".join(f"{u.unit} ({_g(u.value)})" for u in gate.loosened_for[:3])
+        named = ", ".join(
+            f"{u.unit} ({_g(u.value)})" for u in gate.loosened_for[:MAX_LOOSENED_NAMED]
+        )
         more = len(gate.loosened_for) - MAX_LOOSENED_NAMED
         lines.append(
             f"  REVIEW: loosened past median {'-' if gate.rule.shape is Shape.FLOOR else '+'} "
