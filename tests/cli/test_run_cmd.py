@@ -338,3 +338,36 @@ def test_a_run_with_flags_writes_no_report_unless_asked(
     code, _, _ = _run(capsys, "--no-faults")
     assert code == 0
     assert not (tmp_path / "glimmer-report").exists()
+
+
+def test_sink_flag_delivers_every_envelope_of_the_run_to_a_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, _ = _run(capsys, "--no-faults", "--sink", "file=envelopes.jsonl")
+    assert code == 0
+    lines = (tmp_path / "envelopes.jsonl").read_text().splitlines()
+    envelopes = [json.loads(line) for line in lines]
+    assert envelopes[0]["reason"] == "RunPhaseChanged"
+    assert envelopes[-1]["reason"] == "RunPhaseChanged"
+    assert envelopes[-1]["phase"] == "Passed"
+    assert len({e["deliveryId"] for e in envelopes}) == len(envelopes)
+
+
+def test_a_dead_webhook_never_changes_the_verdict_nor_holds_the_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Port 9 on loopback refuses at once: every delivery fails; the run still settles.
+    code, _, _ = _run(
+        capsys, "--no-faults", "--sink", "webhook=http://127.0.0.1:9/hook", "--sink-state", "box"
+    )
+    assert code == 0
+    assert any((tmp_path / "box").rglob("*")), "undelivered envelopes wait in the outbox"
+
+
+def test_a_bad_sink_spec_is_refused_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = _run(capsys, "--sink", "bogus")
+    assert code == 2
+    assert "--sink" in err and out == ""
+    assert not (tmp_path / "glimmer-report").exists()

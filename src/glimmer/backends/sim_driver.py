@@ -48,6 +48,11 @@ def settled(run: BurnInRun) -> bool:
     )
 
 
+def _torn_down(run: BurnInRun) -> bool:
+    phase = run.status.phase if run.status else Phase.PENDING
+    return phase in TERMINAL and FINALIZER not in (run.metadata.finalizers or ())
+
+
 def drive(
     backend: SimBackend,
     engine: Engine,
@@ -57,9 +62,12 @@ def drive(
     progress: Progress | None = None,
     max_passes: int = 5_000_000,
     until: float = math.inf,
+    delivery_grace: float = math.inf,
 ) -> Drive:
     """Reconcile ``namespace/name`` until it settles, nothing more can happen (a suspended
-    run), or the clock reaches ``until`` seconds."""
+    run), or the clock reaches ``until`` seconds. Once the verdict is final and the run torn
+    down, a terminal envelope its sinks have not accepted is re-sent for at most
+    ``delivery_grace`` more seconds (a dead webhook must not keep a finished run going)."""
     start_t = backend.t
     start_events = backend.events_processed
     passes = 0
@@ -82,6 +90,9 @@ def drive(
             progress(run, backend)
         if settled(run) or passes >= max_passes:
             break
+        if math.isfinite(delivery_grace) and _torn_down(run):
+            until = min(until, backend.t + delivery_grace)
+            delivery_grace = math.inf  # the bound is set once, at the first torn-down pass
         if outcome.requeue_after == 0:
             immediate += 1
             if immediate > 10_000:

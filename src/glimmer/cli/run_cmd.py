@@ -10,6 +10,7 @@ drives the simulator and writes text.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -39,6 +40,8 @@ from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
 from glimmer.reports import write_reports
+from glimmer.sinks.config import FLAG_FORMS, sinks_from_specs
+from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict.text import name_some
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
@@ -47,6 +50,10 @@ BACKENDS = ("sim",)
 LATER_BACKENDS = ("local", "kubernetes", "slurm")
 MAX_NODES_NAMED = 6
 DEFAULT_REPORT_DIR = "glimmer-report"
+DEFAULT_SINK_STATE = ".glimmer/outbox"
+# After the verdict, a terminal envelope no sink accepted is re-sent every 5 simulated minutes
+# for this long, then left in the outbox for the next process (a sink never holds a run).
+DELIVERY_GRACE_SECONDS = 1800.0
 
 
 class RunOutput(StrEnum):
@@ -112,11 +119,12 @@ def dry_run(inputs: RunInputs, output: RunOutput) -> int:
     return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
 
 
-def execute(inputs: RunInputs, output: RunOutput) -> BurnInRun:
+def execute(inputs: RunInputs, output: RunOutput, sink_set: SinkSet | None = None) -> BurnInRun:
     """Submit the run to a simulator over the fleet and drive it to its verdict."""
     backend = fleet_backend(
         inputs.twin, seed=inputs.seed, profiles=inputs.profiles, tests=inputs.tests
     )
+    backend.sink_set = sink_set
     submitted = backend.submit(inputs.run)
     namespace = submitted.metadata.namespace or inputs.namespace
     human = output is RunOutput.TABLE
@@ -125,7 +133,14 @@ def execute(inputs: RunInputs, output: RunOutput) -> BurnInRun:
         console.print()
     with ProgressView(console, live=human and console.is_terminal) as view:
         progress = view.update if human else None
-        done = drive(backend, Engine(backend), namespace, submitted.name, progress=progress)
+        done = drive(
+            backend,
+            Engine(backend),
+            namespace,
+            submitted.name,
+            progress=progress,
+            delivery_grace=DELIVERY_GRACE_SECONDS,
+        )
     return done.run
 
 
@@ -159,13 +174,21 @@ def run_main(
     dry: bool,
     backend: str,
     report: str | None = None,
+    sinks: Sequence[str] = (),
+    sink_state: str | None = None,
 ) -> int:
     """The whole command, as an exit code."""
     _check_backend(backend)
     inputs = assemble(flags)
+    # Sink flags are checked before anything runs: bad input writes nothing.
+    sink_set = (
+        sinks_from_specs(list(sinks), state_dir=Path(sink_state or DEFAULT_SINK_STATE))
+        if sinks
+        else None
+    )
     if dry:
         return dry_run(inputs, output)
-    final = execute(inputs, output)
+    final = execute(inputs, output, sink_set)
     if output is RunOutput.JSON:
         print(dump_json([final]), end="")
     else:
@@ -220,6 +243,23 @@ def run(
     dry: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan the run would pin; run nothing.")
     ] = False,
+    sink: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sink",
+            metavar="SPEC",
+            help=f"Deliver the run's envelopes: {FLAG_FORMS}; repeatable.",
+        ),
+    ] = None,
+    sink_state: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-state",
+            metavar="DIR",
+            help="Where undelivered envelopes wait for a re-send "
+            f"(default ./{DEFAULT_SINK_STATE}).",
+        ),
+    ] = None,
     report: Annotated[
         str | None,
         typer.Option(
@@ -244,7 +284,17 @@ def run(
         no_faults=no_faults,
         seed=seed,
     )
-    raise typer.Exit(run_main(flags, output=output, dry=dry, backend=backend, report=report))
+    raise typer.Exit(
+        run_main(
+            flags,
+            output=output,
+            dry=dry,
+            backend=backend,
+            report=report,
+            sinks=tuple(sink or ()),
+            sink_state=sink_state,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:
