@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from glimmer.api.certify import Certification
+from glimmer.api.certify_options import CategoryOptions, TestScale
 from glimmer.certify.catalog.build import BuildConfig, build_workflow_spec
 from glimmer.certify.catalog.entries import Entry, get_entry
 from glimmer.certify.catalog.gpu import (
@@ -178,7 +179,7 @@ def finish(
 
 
 def build_config(
-    entry: Entry, ctx: Context, options: Any, target: Mapping[str, Any] | None
+    entry: Entry, ctx: Context, options: CategoryOptions, target: Mapping[str, Any] | None
 ) -> BuildConfig:
     """The resolved build settings of one category (GPU defaults overridden by options)."""
     if not ctx.gpu_architecture:
@@ -187,7 +188,7 @@ def build_config(
             f"{PRODUCT_LABEL} in spec.target.nodeSelector"
         )
     defaults = node_defaults(ctx.gpu_architecture, ctx.platform)
-    intra_node = str(options.test_scale or "") == "intra-node"
+    intra_node = options.test_scale == TestScale.INTRA_NODE
     return BuildConfig(
         platform=ctx.platform,
         gpu_architecture=ctx.gpu_architecture,
@@ -250,8 +251,6 @@ def render_entry(
     domain: str, variant: str, platform: str = "", gpu: str = "", name: str = "render"
 ) -> list[Obj]:
     """One catalog entry with default options, as a Certification named ``name`` would render it."""
-    from glimmer.api.certify_options import CategoryOptions
-
     entry = get_entry(domain, variant)
     ctx = context(platform, gpu, None)
     options = CategoryOptions()
