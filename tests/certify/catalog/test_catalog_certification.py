@@ -1,0 +1,144 @@
+"""Rendering whole Certifications (specs/certify.md §9.2 scenarios 34–35): options reach the
+objects, post-resolve transforms win over catalog and platform values, names stay apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify import Certification
+from glimmer.api.load import load_text
+from glimmer.certify.catalog.render import render_certification
+from glimmer.certify.platform import PlatformError
+
+Obj = dict[str, Any]
+
+
+def _cert(
+    categories: str, extra: str = "", product: str = "NVIDIA-H100-80GB-HBM3"
+) -> Certification:
+    text = f"""apiVersion: certify.glimmer.ai/v1alpha1
+kind: Certification
+metadata: {{name: c, namespace: ns}}
+spec:
+  target: {{nodeSelector: {{nvidia.com/gpu.product: {product}}}}}
+  categories:
+{categories}
+{extra}"""
+    (item,) = load_text(text)
+    assert isinstance(item.obj, Certification)
+    return item.obj
+
+
+def _pods(runtime: Obj) -> dict[str, Obj]:
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    return {j["name"]: j["template"]["spec"]["template"]["spec"] for j in jobs}
+
+
+def test_image_override_reaches_trainer_primaries_and_following_inits_not_tcpxo() -> None:
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce}\n"
+        "    - {domain: training, variant: nemotron5-8b}",
+        "  image: registry.example.com/mine:1",
+    )
+    objects = render_certification(cert, "gcp")
+    runtimes = [o for o in objects if o["kind"] == "TrainingRuntime"]
+    nccl, training = _pods(runtimes[0]), _pods(runtimes[1])
+    assert nccl["node"]["containers"][0]["image"] == "registry.example.com/mine:1"
+    assert nccl["launcher"]["initContainers"][0]["image"] == "registry.example.com/mine:1"
+    tcpxo = next(c for c in nccl["node"]["initContainers"] if c["name"] == "tcpxo-daemon")
+    assert tcpxo["image"].startswith("us-docker.pkg.dev/gce-ai-infra/")
+    clone = training["node"]["initContainers"][0]
+    assert (clone["name"], clone["image"]) == ("megatron-clone", "registry.example.com/mine:1")
+    for job in (o for o in objects if o["kind"] == "TrainJob"):
+        assert job["spec"]["trainer"]["image"] == "registry.example.com/mine:1"
+
+
+def test_mlnx_option_overrides_the_gpu_default_in_the_nic_request() -> None:
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce, options: {mlnxPerNode: 2}}"
+    )
+    runtime = next(o for o in render_certification(cert, "azure") if o["kind"] == "TrainingRuntime")
+    limits = _pods(runtime)["node"]["containers"][0]["resources"]["limits"]
+    assert limits["nvidia.com/mlnxnics"] == "2"
+
+
+def test_mlnx_zero_opts_out_of_the_nic_request() -> None:
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce, options: {mlnxPerNode: 0}}"
+    )
+    runtime = next(o for o in render_certification(cert, "azure") if o["kind"] == "TrainingRuntime")
+    assert "nvidia.com/mlnxnics" not in str(runtime)
+
+
+def test_the_same_category_twice_with_other_options_renders_apart() -> None:
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce, options: {nodesPerJob: 1}}\n"
+        "    - {domain: communication, variant: nccl-all-reduce, options: {nodesPerJob: 2}}"
+    )
+    objects = render_certification(cert)
+    names = [o["metadata"]["name"] for o in objects]
+    assert len(names) == len(set(names)) == 4
+    jobs = [o for o in objects if o["kind"] == "TrainJob"]
+    assert [j["spec"]["runtimeRef"]["name"] for j in jobs] == [
+        o["metadata"]["name"] for o in objects if o["kind"] == "TrainingRuntime"
+    ]
+
+
+def test_gang_queue_named_like_the_runtime_survives_renaming() -> None:
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce}",
+        "  gangScheduler: {schedulerName: kai-scheduler, queue: nccl-all-reduce-runtime}",
+    )
+    runtime = next(o for o in render_certification(cert) if o["kind"] == "TrainingRuntime")
+    assert runtime["metadata"]["name"] != "nccl-all-reduce-runtime"
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        assert (
+            job["template"]["metadata"]["labels"]["kai.scheduler/queue"]
+            == "nccl-all-reduce-runtime"
+        )
+
+
+def test_every_object_carries_the_owner_and_tracking_labels_and_namespace() -> None:
+    cert = _cert("    - {domain: diagnostics, variant: dcgm-level1}")
+    for obj in render_certification(cert):
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "glimmer"
+        assert obj["metadata"]["namespace"] == "ns"
+        if obj["kind"] != "TrainJob":
+            assert labels["certify.glimmer.ai/certification"] == "c"
+            assert labels["certify.glimmer.ai/category-variant"] == "dcgm-level1"
+
+
+def test_a_conflicting_workload_queue_label_fails_with_the_category_named() -> None:
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce}",
+        "  gangScheduler: {schedulerName: kai-scheduler, queue: a}\n"
+        "  workloadMetadata: {labels: {kai.scheduler/queue: b}}",
+    )
+    with pytest.raises(PlatformError) as e:
+        render_certification(cert)
+    assert e.value.location.field == "spec.categories[0]"
+    assert 'conflicting label value "b", expected "a"' in e.value.message
+
+
+def test_thresholds_become_the_validation_block_and_repeat_count_the_iterations() -> None:
+    from glimmer.certify.catalog.build import BuildConfig, build_workflow_spec
+    from glimmer.certify.catalog.entries import get_entry
+
+    cert = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce}",
+        "  thresholds: {busBW: 'value >= 400'}\n  repeatCount: 3\n  measurementTimeout: 10m",
+    )
+    cfg = BuildConfig("onprem", "h100", 1, 8, 8, False, cert.spec.options_for(0))
+    spec, _ = build_workflow_spec(get_entry("communication", "nccl-all-reduce"), cfg)
+    assert spec["validation"] == {
+        "performance": {
+            "enabled": True,
+            "thresholds": {"thresholds": {"busBW": "value >= 400"}},
+            "measurementTimeout": "10m",
+        }
+    }
+    assert spec["orchestration"]["iterations"] == 3
