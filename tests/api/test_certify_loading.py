@@ -159,3 +159,15 @@ def test_merged_options_without_a_category_keep_the_global_values() -> None:
 )
 def test_quantities_are_read_with_their_suffixes(q: str, v: float | None) -> None:
     assert quantity_value(q) == v
+
+
+def test_a_reserved_label_error_points_at_the_key_and_its_line() -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n  target: {}\n"
+    text += "  categories: [{domain: a, variant: b}]\n  workloadMetadata:\n    labels:\n"
+    text += "      team: x\n      app.kubernetes.io/managed-by: me\n"
+    (err,) = _errors(text)
+    assert err.startswith(
+        "in.yaml:10, document 1, Certification/c, "
+        "field spec.workloadMetadata.labels.app.kubernetes.io/managed-by: "
+    )
+    assert err.endswith("the key is reserved for glimmer")

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, field_validator
 
-from glimmer.api.base import Bool, Carried, Int32, Wire
+from glimmer.api.base import Bool, Carried, Int32, Wire, item_error
 from glimmer.api.certify_labels import (
     LABEL_VALUE_PATTERN,
     MANAGED_BY_KEY,
@@ -83,7 +83,8 @@ class WorkloadMetadata(Wire):
         found = label_problem(labels or {})
         if found:
             key, message = found
-            raise ValueError(f'["{key}"]: {message}' if key else message)
+            # Located at the offending key, so the error names its line.
+            raise item_error(f".{key}" if key else "", message)
         return labels
 
 
