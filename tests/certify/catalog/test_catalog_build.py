@@ -234,3 +234,15 @@ def test_workflow_name_carries_the_option_tokens_in_order() -> None:
 def test_the_hash_is_fnv_1a_32() -> None:
     assert fnv32a("") == 0x811C9DC5
     assert fnv32a("a") == 0xE40C292C
+
+
+def test_a_catalog_entry_with_unknown_keys_or_framework_is_refused(tmp_path: Any) -> None:
+    from glimmer.certify.catalog.entries import _load
+
+    bad = tmp_path / "x.yaml"
+    bad.write_text("framework: mpi\nimage: i\ncolour: red\n")
+    with pytest.raises(PlatformError, match=r"unknown keys \['colour'\]"):
+        _load("d", "x", bad)
+    bad.write_text("framework: slurm\nimage: i\n")
+    with pytest.raises(PlatformError, match="framework must be one of torch, mpi, exec"):
+        _load("d", "x", bad)

@@ -92,3 +92,20 @@ def test_mpi_env_args_forwards_a_value_from_variable_by_name_only() -> None:
 
 def test_mpi_env_args_ignores_a_dangling_x_in_the_last_position() -> None:
     assert mpi_env_args([{"name": "A", "value": "1"}], ["-x"]) == ["-x", "A=1"]
+
+
+_args = st.lists(
+    st.one_of(st.just("-x"), st.sampled_from(["A=1", "B", "C=2", "--mca", "bin"])), max_size=8
+)
+
+
+@given(_env, _args)
+def test_mpi_env_args_forward_every_name_exactly_once_together_with_mpi_args(
+    env: list[dict[str, Any]], mpi_args: list[str]
+) -> None:
+    from glimmer.certify.platform.env import forwarded_names
+
+    extra = mpi_env_args(env, mpi_args)
+    assert forwarded_names(mpi_args + extra) >= {v["name"] for v in env}
+    added = [extra[i + 1].split("=", 1)[0] for i in range(0, len(extra), 2)]
+    assert not set(added) & forwarded_names(mpi_args)
