@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from baseline_world import GB200, H100, R, make_run
 
+from glimmer.api.result import TestResult
 from glimmer.baseline.collect import ALL_NODES, NO_PRODUCT, collect, product_of, refusal
+from glimmer.contract.vocab import Phase
 from glimmer.errors import InputError
 
 
@@ -19,6 +21,15 @@ def test_a_run_that_is_not_a_baseline_is_refused_by_name() -> None:
 def test_an_unfinished_run_is_refused() -> None:
     run = make_run("b", [R("t", ("n1",), phase="Running")], phase="Running")
     assert "has not finished (phase Running)" in (refusal(run) or "")
+
+
+def test_a_baseline_refused_at_start_is_refused_with_its_reason() -> None:
+    refused = make_run("b", [], phase="Error")
+    assert refused.status is not None
+    refused.status.results = [
+        TestResult(name="resolve", phase=Phase.ERROR, message="spec.baseline is true: ...")
+    ]
+    assert "refused at start (spec.baseline is true: ...)" in (refusal(refused) or "")
 
 
 def test_only_passed_results_are_measurements_and_failing_nodes_are_not_clean() -> None:

@@ -98,6 +98,10 @@ def refusal(run: BurnInRun) -> str | None:
     phase = run.status.phase if run.status else Phase.PENDING
     if phase not in TERMINAL_PHASES:
         return f"has not finished (phase {phase}): derive from a settled run"
+    results = run.status.results or [] if run.status else []
+    if results and all(r.synthetic for r in results):
+        # Refused at start (a gated baseline, busy targets): it measured nothing.
+        return f"measured nothing: it was refused at start ({results[0].message or phase})"
     return None
 
 
