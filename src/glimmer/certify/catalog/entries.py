@@ -17,7 +17,7 @@ import yaml
 
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.merge import merge_dependency
-from glimmer.certify.platform.names import FRAMEWORKS
+from glimmer.certify.platform.vocab import FRAMEWORKS
 
 DATA = "data"
 _KEYS = {

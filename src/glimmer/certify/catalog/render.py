@@ -36,20 +36,27 @@ from glimmer.certify.catalog.naming import (
 )
 from glimmer.certify.catalog.scope import rename_job_scoped
 from glimmer.certify.platform.errors import PlatformError
-from glimmer.certify.platform.names import (
+from glimmer.certify.platform.overrides import Applied
+from glimmer.certify.platform.transforms import (
+    ResolvedWorkflowTransforms,
+    apply_resolved_workflow_transforms,
+)
+from glimmer.certify.platform.vocab import (
+    APPLIED_OVERRIDES_ANNOTATION,
+    CATEGORY_DOMAIN_LABEL,
+    CATEGORY_VARIANT_LABEL,
+    CERTIFICATION_LABEL,
     CONTROLLER_PATCH_MANAGER,
-    GROUP,
+    DETECTED_GPU_ANNOTATION,
+    DETECTED_PLATFORM_ANNOTATION,
+    JOB_LABEL,
     MANAGED_BY,
     MANAGED_BY_KEY,
     NODE,
     TRAIN_JOB,
     TRAINER_API_VERSION,
+    WORKFLOW_LABEL,
     validate_flag,
-)
-from glimmer.certify.platform.overrides import Applied
-from glimmer.certify.platform.transforms import (
-    ResolvedWorkflowTransforms,
-    apply_resolved_workflow_transforms,
 )
 from glimmer.certify.platform.walk import get_path
 
@@ -113,7 +120,7 @@ def _with_labels(obj: Any, labels: Mapping[str, str], namespace: str | None) -> 
 def _controller_patch(job: str, pull_secrets: Sequence[Obj]) -> Obj:
     # The controller's own patch: the job label on the worker pods (so node events map back to
     # the Job) and the pull secrets, which never go into the runtime itself.
-    pod: Obj = {"metadata": {"labels": {f"{GROUP}/job": job}}}
+    pod: Obj = {"metadata": {"labels": {JOB_LABEL: job}}}
     if pull_secrets:
         pod["spec"] = {"imagePullSecrets": [dict(s) for s in pull_secrets]}
     return {
@@ -147,7 +154,7 @@ def finish(
         job_scoped_suffix(workflow),
         gs,
     )
-    tracking = {**owner_labels, f"{GROUP}/workflow": workflow}
+    tracking = {**owner_labels, WORKFLOW_LABEL: workflow}
     objects = [_with_labels(d, _labels(tracking), namespace) for d in deps]
     train_job: Obj = copy.deepcopy(get_path(job_spec, "workload", "trainJob") or {})
     train_job.setdefault("runtimePatches", []).append(_controller_patch(job, pull_secrets))
@@ -155,12 +162,12 @@ def finish(
         "name": workload_name(job),
         "labels": {
             **(get_path(job_spec, "workloadMetadata", "labels") or {}),
-            **_labels({f"{GROUP}/job": job}),
+            **_labels({JOB_LABEL: job}),
         },
         "annotations": {
-            f"{GROUP}/detected-platform": ctx.platform,
-            f"{GROUP}/detected-gpu-architecture": ctx.gpu_architecture or "unknown",
-            f"{GROUP}/applied-overrides": json.dumps(
+            DETECTED_PLATFORM_ANNOTATION: ctx.platform,
+            DETECTED_GPU_ANNOTATION: ctx.gpu_architecture or "unknown",
+            APPLIED_OVERRIDES_ANNOTATION: json.dumps(
                 [f"{a.when}: {a.patches}" for a in applied if not a.no_op]
             ),
         },
@@ -238,9 +245,9 @@ def render_certification(cert: Certification, platform: str = "", gpu: str = "")
             raise
         workflow = workflow_name(cert.name, category.domain, category.variant, category.options)
         owner = {
-            f"{GROUP}/certification": cert.name,
-            f"{GROUP}/category-domain": category.domain,
-            f"{GROUP}/category-variant": category.variant,
+            CERTIFICATION_LABEL: cert.name,
+            CATEGORY_DOMAIN_LABEL: category.domain,
+            CATEGORY_VARIANT_LABEL: category.variant,
         }
         secrets = [wire(s) for s in options.image_pull_secrets or []]
         objects += finish(resolved, workflow, cert.metadata.namespace, owner, ctx, applied, secrets)
@@ -256,5 +263,5 @@ def render_entry(
     options = CategoryOptions()
     built, applied = build_workflow_spec(entry, build_config(entry, ctx, options, None))
     resolved = apply_resolved_workflow_transforms(built, ResolvedWorkflowTransforms())
-    owner = {f"{GROUP}/category-domain": domain, f"{GROUP}/category-variant": variant}
+    owner = {CATEGORY_DOMAIN_LABEL: domain, CATEGORY_VARIANT_LABEL: variant}
     return finish(resolved, workflow_name(name, domain, variant, None), None, owner, ctx, applied)

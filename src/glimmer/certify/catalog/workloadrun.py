@@ -14,15 +14,6 @@ from glimmer.certify.catalog.gpu import MNNVL_BY_DEFAULT, node_defaults
 from glimmer.certify.catalog.render import Context, context, finish, wire
 from glimmer.certify.platform.env import base_nccl_env_vars, merge_env_vars, mpi_env_args
 from glimmer.certify.platform.errors import PlatformError
-from glimmer.certify.platform.names import (
-    CONFIG_PATH,
-    CONFIG_VOLUME,
-    GROUP,
-    LAUNCHER,
-    NODE,
-    TRAINER_GROUP,
-    TRAINING_RUNTIME,
-)
 from glimmer.certify.platform.overrides import apply_overrides
 from glimmer.certify.platform.runtime import RuntimeConfig
 from glimmer.certify.platform.transforms import apply_workload_run_scheduling
@@ -30,6 +21,16 @@ from glimmer.certify.platform.validate_gang import validate_resolved_job_templat
 from glimmer.certify.platform.validate_workload import (
     validate_workload_init_containers,
     validate_workload_volumes,
+)
+from glimmer.certify.platform.vocab import (
+    CONFIG_PATH,
+    CONFIG_VOLUME,
+    LAUNCHER,
+    NODE,
+    TRAINER_GROUP,
+    TRAINING_RUNTIME,
+    WORKLOAD_RUN_LABEL,
+    WORKLOAD_RUN_PATCH_MANAGER,
 )
 from glimmer.certify.platform.when import MatchContext, matches_when
 from glimmer.certify.platform.workloadrun_overrides import OverrideConfig, build_overrides
@@ -93,7 +94,7 @@ def _runtime_patches(run: WorkloadRun) -> list[Obj]:
         jobs.append({"name": LAUNCHER})
     return [
         {
-            "manager": f"{GROUP}/workloadrun",
+            "manager": WORKLOAD_RUN_PATCH_MANAGER,
             "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}},
         }
     ]
@@ -238,6 +239,6 @@ def render_workload_run(run: WorkloadRun, platform: str = "", gpu: str = "") -> 
     except PlatformError as e:
         e.location.obj = e.location.obj or f"WorkloadRun/{run.name}"
         raise
-    owner = {f"{GROUP}/workload-run": run.name}
+    owner = {WORKLOAD_RUN_LABEL: run.name}
     secrets = [wire(p) for p in run.spec.image_pull_secrets or []]
     return finish(spec, run.name, run.metadata.namespace, owner, ctx, applied, secrets)

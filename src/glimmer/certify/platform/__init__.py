@@ -4,7 +4,8 @@ The contract is the seed ``002_*.txt`` (the platform package of the original eng
 names, as pure functions over plain Kubernetes mappings: inputs are never changed, results are
 new values. Each module holds one idea:
 
-* ``names``: platforms, frameworks, reserved names; ``names``, ``names_list``, ``validate_flag``
+* ``vocab``: platforms, frameworks, reserved names, label keys; ``names``, ``names_list``,
+  ``validate_flag``
 * ``runtime`` / ``runtime_mpi``: ``RuntimeConfig``, ``build_torch_runtime``,
   ``build_exec_runtime``, ``build_mpi_runtime``
 * ``gang``: ``apply_gang_scheduler_to_dependencies``, ``resolved_gang_scheduler``
@@ -31,7 +32,6 @@ from glimmer.certify.platform.image import (
     apply_image_to_dependencies,
     apply_image_to_job_template,
 )
-from glimmer.certify.platform.names import names, names_list, validate_flag
 from glimmer.certify.platform.overrides import overrides_fs
 from glimmer.certify.platform.preserve import preserve_scheduling_fields
 from glimmer.certify.platform.runtime import RuntimeConfig, build_exec_runtime, build_torch_runtime
@@ -49,6 +49,7 @@ from glimmer.certify.platform.validate_workload import (
     validate_workload_init_containers,
     validate_workload_volumes,
 )
+from glimmer.certify.platform.vocab import names, names_list, validate_flag
 from glimmer.certify.platform.workloadrun_overrides import (
     OverrideConfig,
     WorkloadRunOverride,

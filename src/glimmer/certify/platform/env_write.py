@@ -21,7 +21,7 @@ from typing import Any
 
 from glimmer.certify.platform.env import FORWARD_FLAG, forward_arg
 from glimmer.certify.platform.errors import PlatformError
-from glimmer.certify.platform.names import TRAINING_RUNTIME
+from glimmer.certify.platform.vocab import TRAINING_RUNTIME
 from glimmer.certify.platform.walk import get_path
 
 Obj = dict[str, Any]

@@ -10,7 +10,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from glimmer.certify.platform.names import (
+from glimmer.certify.platform.scripts import LAUNCHER_WAIT_SCRIPT
+from glimmer.certify.platform.vocab import (
     DEFAULT_QUEUE,
     DEFAULT_QUEUE_LABEL_KEY,
     HOSTFILE_DIR,
@@ -24,7 +25,6 @@ from glimmer.certify.platform.names import (
     SSH_KEYS_VOLUME,
     WAIT_FOR_WORKERS,
 )
-from glimmer.certify.platform.scripts import LAUNCHER_WAIT_SCRIPT
 from glimmer.certify.platform.walk import (
     check_dependencies,
     ensure_map,

@@ -14,7 +14,7 @@ from typing import Any
 
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.gang import GangScheduler, resolved_gang_scheduler
-from glimmer.certify.platform.names import TRAINING_RUNTIME
+from glimmer.certify.platform.vocab import TRAINING_RUNTIME
 from glimmer.certify.platform.walk import get_path
 
 _LABEL_PATHS = (

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from glimmer.certify.platform.names import (
+from glimmer.certify.platform.vocab import (
     ANCESTOR_LABEL,
     ANCESTOR_TRAINER,
     DEFAULT_QUEUE,

@@ -11,7 +11,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from glimmer.certify.platform.names import (
+from glimmer.certify.platform.runtime import (
+    RuntimeConfig,
+    apply_builder_gang,
+    gpu_resources,
+    runtime_object,
+)
+from glimmer.certify.platform.scripts import (
+    FIX_SSH_SCRIPT,
+    LAUNCHER_WAIT_SCRIPT,
+    WORKER_SSHD_SCRIPT,
+)
+from glimmer.certify.platform.vocab import (
     ANCESTOR_LABEL,
     ANCESTOR_TRAINER,
     CONFIG_PATH,
@@ -29,17 +40,6 @@ from glimmer.certify.platform.names import (
     SSH_AUTH_VOLUME,
     SSH_DIR,
     SSH_KEYS_VOLUME,
-)
-from glimmer.certify.platform.runtime import (
-    RuntimeConfig,
-    apply_builder_gang,
-    gpu_resources,
-    runtime_object,
-)
-from glimmer.certify.platform.scripts import (
-    FIX_SSH_SCRIPT,
-    LAUNCHER_WAIT_SCRIPT,
-    WORKER_SSHD_SCRIPT,
 )
 
 Obj = dict[str, Any]

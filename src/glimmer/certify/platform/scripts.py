@@ -4,7 +4,7 @@ KAI wait-for-workers loop. Each is one ``sh -c`` argument.
 
 from __future__ import annotations
 
-from glimmer.certify.platform.names import HOSTFILE_DIR, SSH_AUTH_PATH, SSH_DIR
+from glimmer.certify.platform.vocab import HOSTFILE_DIR, SSH_AUTH_PATH, SSH_DIR
 
 SSHD = "/usr/sbin/sshd"
 

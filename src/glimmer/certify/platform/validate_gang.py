@@ -16,7 +16,7 @@ from typing import Any
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.gang import GangScheduler, resolved_gang_scheduler
 from glimmer.certify.platform.labels import LABELS_PATH, insert_consistent_label, validate_labels
-from glimmer.certify.platform.names import (
+from glimmer.certify.platform.vocab import (
     CLUSTER_TRAINING_RUNTIME,
     TRAINER_GROUP,
     TRAINING_RUNTIME,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from glimmer.certify.platform.errors import PlatformError
-from glimmer.certify.platform.names import (
+from glimmer.certify.platform.vocab import (
     CONFIG_PATH,
     CONFIG_VOLUME,
     DSHM_PATH,

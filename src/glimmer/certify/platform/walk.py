@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from glimmer.certify.platform.errors import PlatformError
-from glimmer.certify.platform.names import TRAINING_RUNTIME
+from glimmer.certify.platform.vocab import TRAINING_RUNTIME
 
 Obj = dict[str, Any]
 

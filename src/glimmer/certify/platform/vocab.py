@@ -27,8 +27,20 @@ PLATFORMS: Final = (
 
 GROUP: Final = CERTIFY_GROUP
 MANAGED_BY: Final = "glimmer"
+# Labels and annotations of specs/certify.md §1.2, moved from nvcre.nvidia.com to our group.
+CERTIFICATION_LABEL: Final = f"{GROUP}/certification"
+CATEGORY_DOMAIN_LABEL: Final = f"{GROUP}/category-domain"
+CATEGORY_VARIANT_LABEL: Final = f"{GROUP}/category-variant"
+WORKLOAD_RUN_LABEL: Final = f"{GROUP}/workload-run"
+WORKFLOW_LABEL: Final = f"{GROUP}/workflow"
+GROUP_LABEL: Final = f"{GROUP}/group"
+JOB_LABEL: Final = f"{GROUP}/job"
+DETECTED_PLATFORM_ANNOTATION: Final = f"{GROUP}/detected-platform"
+DETECTED_GPU_ANNOTATION: Final = f"{GROUP}/detected-gpu-architecture"
+APPLIED_OVERRIDES_ANNOTATION: Final = f"{GROUP}/applied-overrides"
 CATALOG_PATCH_MANAGER: Final = f"{GROUP}/catalog"
 CONTROLLER_PATCH_MANAGER: Final = f"{GROUP}/controller"
+WORKLOAD_RUN_PATCH_MANAGER: Final = f"{GROUP}/workloadrun"
 
 TRAINER_GROUP: Final = "trainer.kubeflow.org"
 TRAINER_API_VERSION: Final = f"{TRAINER_GROUP}/v1alpha1"
