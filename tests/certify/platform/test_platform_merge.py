@@ -169,3 +169,28 @@ def test_fill_keeps_the_type_of_a_whole_placeholder_and_refuses_unknown_names() 
     }
     with pytest.raises(PlatformError, match=r"\$\{nope\}"):
         fill(["${nope}"], {})
+
+
+_named = st.lists(
+    st.fixed_dictionaries({"name": st.sampled_from("abcd"), "v": st.integers(0, 3)}),
+    max_size=4,
+    unique_by=lambda d: d["name"],
+)
+
+
+@given(_named, _named)
+def test_keyed_lists_keep_every_base_name_in_order_and_append_new_names(
+    base: list[Obj], patch: list[Obj]
+) -> None:
+    for merged in (
+        strategic_merge({"containers": base}, {"containers": patch})["containers"],
+        merge_dependency({"items": base}, {"items": patch})["items"] if base and patch else None,
+    ):
+        if merged is None:
+            continue
+        names = [d["name"] for d in merged]
+        base_names = [d["name"] for d in base]
+        assert names[: len(base_names)] == base_names
+        assert set(names) == set(base_names) | {d["name"] for d in patch}
+        by_name = {d["name"]: d for d in merged}
+        assert all(by_name[d["name"]]["v"] == d["v"] for d in patch)
