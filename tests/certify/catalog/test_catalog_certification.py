@@ -142,3 +142,19 @@ def test_thresholds_become_the_validation_block_and_repeat_count_the_iterations(
         }
     }
     assert spec["orchestration"]["iterations"] == 3
+
+
+def test_on_prem_gb200_requests_the_named_nic_resource_only_when_named() -> None:
+    named = _cert(
+        "    - domain: communication\n      variant: nccl-all-reduce\n"
+        "      options: {nicResourceName: rdma/ib}",
+        product="NVIDIA-GB200",
+    )
+    runtime = next(o for o in render_certification(named) if o["kind"] == "TrainingRuntime")
+    limits = _pods(runtime)["node"]["containers"][0]["resources"]["limits"]
+    assert limits["rdma/ib"] == "8"
+    unnamed = _cert(
+        "    - {domain: communication, variant: nccl-all-reduce}", product="NVIDIA-GB200"
+    )
+    runtime = next(o for o in render_certification(unnamed) if o["kind"] == "TrainingRuntime")
+    assert "rdma/ib" not in str(runtime)
