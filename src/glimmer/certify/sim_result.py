@@ -103,6 +103,14 @@ class CertResult:
         return INCOMPLETE if self.excluded_nodes else PASSED
 
 
+def dedupe(nodes: list[FailedNode]) -> list[FailedNode]:
+    """Keyed by (name, reason) and sorted, as FailedNode lists are (§2.1)."""
+    seen: dict[tuple[str, str], FailedNode] = {}
+    for f in nodes:
+        seen.setdefault((f.name, f.reason), f)
+    return [seen[k] for k in sorted(seen)]
+
+
 def runtime_text(seconds: float) -> str:
     """ "6m 47s" as the report writes durations."""
     s = round(seconds)
