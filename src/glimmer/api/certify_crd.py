@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from glimmer.api.certify_kinds import CERTIFY_KINDS
-from glimmer.api.certify_meta import API_GROUP, API_VERSION, CertifyResource
-from glimmer.api.crd import structural, to_yaml
+from glimmer.api.certify_meta import API_VERSION, CertifyResource
+from glimmer.api.crd import crd as burnin_crd
+from glimmer.api.crd import to_yaml
 
 CATEGORY = "certify"
 VERSION = API_VERSION.split("/")[1]
@@ -39,56 +40,9 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def openapi_schema(model: type[CertifyResource]) -> dict[str, Any]:
-    """The structural ``openAPIV3Schema`` of one certification kind."""
-    raw = model.model_json_schema(mode="validation")
-    defs = raw.get("$defs", {})
-    props = raw["properties"]
-    properties: dict[str, Any] = {
-        "apiVersion": {"type": "string", "description": "The API version of this object."},
-        "kind": {"type": "string", "description": "The kind of this object."},
-        "metadata": {"type": "object"},
-        "spec": structural(props["spec"], defs, "spec"),
-    }
-    if "status" in props:
-        properties["status"] = structural(props["status"], defs, "status")
-    return {
-        "type": "object",
-        "description": (model.__doc__ or "").strip(),
-        "properties": properties,
-        "required": ["spec"],
-    }
-
-
 def crd(model: type[CertifyResource]) -> dict[str, Any]:
     """The CustomResourceDefinition of one certification kind."""
-    version: dict[str, Any] = {
-        "name": VERSION,
-        "served": True,
-        "storage": True,
-        "additionalPrinterColumns": PRINTER_COLUMNS[model.KIND],
-        "schema": {"openAPIV3Schema": openapi_schema(model)},
-    }
-    if "status" in model.model_fields:
-        version["subresources"] = {"status": {}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{model.PLURAL}.{API_GROUP}"},
-        "spec": {
-            "group": API_GROUP,
-            "names": {
-                "kind": model.KIND,
-                "listKind": f"{model.KIND}List",
-                "plural": model.PLURAL,
-                "singular": model.KIND.lower(),
-                "shortNames": [model.SHORT_NAME],
-                "categories": [CATEGORY],
-            },
-            "scope": "Namespaced" if model.NAMESPACED else "Cluster",
-            "versions": [version],
-        },
-    }
+    return burnin_crd(model, columns=PRINTER_COLUMNS, category=CATEGORY)
 
 
 def all_certify_crds() -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import yaml
 
 from glimmer.api.base import ZERO_DEFAULT_MARK
 from glimmer.api.kinds import BURNIN_KINDS
-from glimmer.api.meta import API_GROUP, API_VERSION, Resource
+from glimmer.api.meta import API_VERSION, Resource
 
 CATEGORY = "burnin"
 VERSION = API_VERSION.split("/")[1]
@@ -138,49 +138,52 @@ def openapi_schema(model: type[Resource]) -> dict[str, Any]:
     raw = model.model_json_schema(mode="validation")
     defs = raw.get("$defs", {})
     props = raw["properties"]
-    schema: dict[str, Any] = {
+    properties: dict[str, Any] = {
+        "apiVersion": {"type": "string", "description": "The API version of this object."},
+        "kind": {"type": "string", "description": "The kind of this object."},
+        "metadata": {"type": "object"},
+        "spec": structural(props["spec"], defs, "spec"),
+    }
+    if "status" in props:
+        properties["status"] = structural(props["status"], defs, "status")
+    return {
         "type": "object",
         "description": (model.__doc__ or "").strip(),
-        "properties": {
-            "apiVersion": {"type": "string", "description": "The API version of this object."},
-            "kind": {"type": "string", "description": "The kind of this object."},
-            "metadata": {"type": "object"},
-            "spec": structural(props["spec"], defs, "spec"),
-            "status": structural(props["status"], defs, "status"),
-        },
+        "properties": properties,
         "required": ["spec"],
     }
-    return schema
 
 
-def crd(model: type[Resource]) -> dict[str, Any]:
-    """The CustomResourceDefinition of one kind."""
-    singular = model.KIND.lower()
+def crd(
+    model: type[Resource],
+    *,
+    columns: dict[str, list[dict[str, Any]]] = PRINTER_COLUMNS,
+    category: str = CATEGORY,
+) -> dict[str, Any]:
+    """The CustomResourceDefinition of one kind, in the group its ``API_VERSION`` names (every
+    glimmer API group builds its CRDs here)."""
+    group, version_name = model.API_VERSION.split("/")
+    version: dict[str, Any] = {"name": version_name, "served": True, "storage": True}
+    if "status" in model.model_fields:
+        version["subresources"] = {"status": {}}
+    version["additionalPrinterColumns"] = columns[model.KIND]
+    version["schema"] = {"openAPIV3Schema": openapi_schema(model)}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{model.PLURAL}.{API_GROUP}"},
+        "metadata": {"name": f"{model.PLURAL}.{group}"},
         "spec": {
-            "group": API_GROUP,
+            "group": group,
             "names": {
                 "kind": model.KIND,
                 "listKind": f"{model.KIND}List",
                 "plural": model.PLURAL,
-                "singular": singular,
+                "singular": model.KIND.lower(),
                 "shortNames": [model.SHORT_NAME],
-                "categories": [CATEGORY],
+                "categories": [category],
             },
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": VERSION,
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "additionalPrinterColumns": PRINTER_COLUMNS[model.KIND],
-                    "schema": {"openAPIV3Schema": openapi_schema(model)},
-                }
-            ],
+            "scope": "Namespaced" if model.NAMESPACED else "Cluster",
+            "versions": [version],
         },
     }
 

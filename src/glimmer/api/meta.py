@@ -77,9 +77,11 @@ class ObjectMeta(Carried):
 class Resource(Wire):
     """The envelope of every burn-in resource. Subclasses pin ``kind`` and add spec/status."""
 
+    API_VERSION: ClassVar[str] = API_VERSION  # the group/version a subclass family belongs to
     KIND: ClassVar[str] = ""
     SHORT_NAME: ClassVar[str] = ""
     PLURAL: ClassVar[str] = ""
+    NAMESPACED: ClassVar[bool] = True
 
     api_version: str
     kind: str
@@ -87,8 +89,8 @@ class Resource(Wire):
 
     @model_validator(mode="after")
     def _envelope(self) -> Resource:
-        if self.api_version != API_VERSION:
-            raise ValueError(f"apiVersion must be {API_VERSION}")
+        if self.api_version != self.API_VERSION:
+            raise ValueError(f"apiVersion must be {self.API_VERSION}")
         if self.kind != self.KIND:
             raise ValueError(f"kind must be {self.KIND}")
         return self
