@@ -27,6 +27,7 @@ from glimmer.certify.catalog.render import render_certification, render_entry
 from glimmer.certify.catalog.workloadrun import render_workload_run
 from glimmer.certify.platform import names_list
 from glimmer.cli import certify_run
+from glimmer.cli.output import write_manifests
 from glimmer.errors import InputError, Location
 
 certify_app = typer.Typer(
@@ -121,14 +122,7 @@ def crds(
 ) -> None:
     """Print the CRDs of the certification kinds (Certification, WorkloadRun, LogProfile)."""
     objs = all_certify_crds()
-    if output_dir is None:
-        sys.stdout.write(to_yaml(objs))
-        return
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for obj in objs:
-        target = output_dir / crd_filename(obj)
-        target.write_text(crd_file_text(obj), encoding="utf-8")
-        print(target)
+    write_manifests(objs, output_dir, crd_filename, crd_file_text, to_yaml(objs))
 
 
 certify_app.command("render")(render)

@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from glimmer.cli.output import serve_until_interrupted
 from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
 from glimmer.fleet.load import load_topology
@@ -135,12 +136,7 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
 
 
 def register(fleet_app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ import typer
 
 from glimmer.api.crd import all_crds, crd_file_text, crd_filename, to_yaml
 from glimmer.api.load import Loaded, collect_paths
-from glimmer.cli.output import print_json
+from glimmer.cli.output import print_json, write_manifests
 from glimmer.errors import InputError
 
 
@@ -95,14 +95,7 @@ def crds(
 ) -> None:
     """Print the CustomResourceDefinitions of the burn-in kinds as multi-document YAML."""
     objs = all_crds()
-    if output_dir is None:
-        sys.stdout.write(to_yaml(objs))
-        return
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for obj in objs:
-        target = output_dir / crd_filename(obj)
-        target.write_text(crd_file_text(obj), encoding="utf-8")
-        print(target)
+    write_manifests(objs, output_dir, crd_filename, crd_file_text, to_yaml(objs))
 
 
 def register(app: typer.Typer) -> None:

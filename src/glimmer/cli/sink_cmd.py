@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from glimmer.cli.output import serve_until_interrupted
 from glimmer.errors import InputError
 from glimmer.sinks.prometheus import Exporter
 from glimmer.sinks.serve import EnvelopeSource, metrics_server
@@ -56,12 +57,7 @@ def serve(
     bound = server.server_address[1]
     fed = f"envelopes from {source}" if source is not None else "no envelopes (no --from)"
     print(f"serving {fed} on http://{host}:{bound}/metrics", file=sys.stderr, flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
 
 
 def register(app: typer.Typer) -> None:
