@@ -6,19 +6,23 @@ from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.threshold import to_contract
-from glimmer.engine.backend import Execution, Rendezvous
+from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
-from glimmer.engine.cordon import cordon_node
 from glimmer.engine.harvest import Harvest, first_log_error, harvest_execution, waiting_detail
 from glimmer.engine.names import execution_name, rank_role, service_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
-from glimmer.engine.unit import lost_execution, overdue, record_lost, record_machinery_error
+from glimmer.engine.unit import (
+    lost_execution,
+    overdue,
+    record_lost,
+    record_machinery_error,
+    start_rendezvous_unit,
+)
 from glimmer.plan.env import group_place
 from glimmer.plan.images import ImageError
-from glimmer.plan.slots import may_start
 from glimmer.verdict import apply_log_fetch_rule, combine_group
 from glimmer.verdict.text import plural
 
@@ -50,7 +54,8 @@ def advance_group(ctx: Pass, index: int, test: PlannedTest) -> bool:
         return True
     root = ranks[0]
     if root is None:
-        return _start(ctx, index, test, attempt, names[0], targets, service)
+        first = _placement(ctx, 0, targets, service)
+        return start_rendezvous_unit(ctx, index, test, attempt, names[0], targets, first)
     if any(r is None for r in ranks[1:]):
         return _gather(ctx, index, test, attempt, ranks, targets, service)
     return _decide(ctx, test, attempt, [r for r in ranks if r is not None], targets)
@@ -59,34 +64,6 @@ def advance_group(ctx: Pass, index: int, test: PlannedTest) -> bool:
 def _condemn_all(ctx: Pass, ranks: list[Execution | None]) -> None:
     for r in ranks:
         ctx.condemn(r)
-
-
-def _start(
-    ctx: Pass,
-    index: int,
-    test: PlannedTest,
-    attempt: int,
-    name: str,
-    targets: list[str],
-    service: str,
-) -> bool:
-    if not ctx.launch or not may_start(ctx.busy, targets, ctx.cap):
-        ctx.pending = True
-        return True
-    ctx.backend.ensure_rendezvous(
-        Rendezvous(service, ctx.namespace, ctx.run.name, ctx.uid, test.name, attempt)
-    )
-    try:
-        spec = build_execution(ctx.run, test, index, attempt, _placement(ctx, 0, targets, service))
-    except ImageError as e:
-        record_machinery_error(ctx, test, targets, attempt, name, e.message)
-        return True
-    for node in targets:
-        cordon_node(ctx, node, test)
-    ctx.backend.create_execution(spec)
-    ctx.busy.update(targets)
-    ctx.in_flight(test, waiting=True, rendezvous=True)
-    return True
 
 
 def _harvest_present(ctx: Pass, ranks: list[Execution | None]) -> list[Harvest | None]:

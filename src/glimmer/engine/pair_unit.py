@@ -7,19 +7,23 @@ from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.threshold import to_contract
-from glimmer.engine.backend import Execution, Rendezvous
+from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
-from glimmer.engine.cordon import cordon_node
 from glimmer.engine.harvest import first_log_error, harvest_execution, waiting_detail
 from glimmer.engine.names import execution_name, service_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
-from glimmer.engine.unit import lost_execution, overdue, record_lost, record_machinery_error
+from glimmer.engine.unit import (
+    lost_execution,
+    overdue,
+    record_lost,
+    record_machinery_error,
+    start_rendezvous_unit,
+)
 from glimmer.plan.env import pair_place
 from glimmer.plan.images import ImageError
-from glimmer.plan.slots import may_start
 from glimmer.verdict import apply_log_fetch_rule, combine_pair
 
 
@@ -52,44 +56,11 @@ def advance_pair(ctx: Pass, index: int, test: PlannedTest) -> bool:
         ctx.condemn(cl)
         return True
     if sv is None:
-        return _start(ctx, index, test, attempt, names[0], service, both)
+        first = _placement(ctx, "server", both[0], both[1], service, both)
+        return start_rendezvous_unit(ctx, index, test, attempt, names[0], both, first)
     if cl is None:
         return _gate(ctx, index, test, attempt, sv, names, service, both)
     return _decide(ctx, test, attempt, sv, cl, nodes)
-
-
-def _start(
-    ctx: Pass,
-    index: int,
-    test: PlannedTest,
-    attempt: int,
-    name: str,
-    service: str,
-    both: tuple[str, str],
-) -> bool:
-    if not ctx.launch or not may_start(ctx.busy, both, ctx.cap):
-        ctx.pending = True
-        return True
-    ctx.backend.ensure_rendezvous(
-        Rendezvous(service, ctx.namespace, ctx.run.name, ctx.uid, test.name, attempt)
-    )
-    try:
-        spec = build_execution(
-            ctx.run,
-            test,
-            index,
-            attempt,
-            _placement(ctx, "server", both[0], both[1], service, both),
-        )
-    except ImageError as e:
-        record_machinery_error(ctx, test, list(both), attempt, name, e.message)
-        return True
-    for node in both:
-        cordon_node(ctx, node, test)
-    ctx.backend.create_execution(spec)
-    ctx.busy.update(both)
-    ctx.in_flight(test, waiting=True, rendezvous=True)
-    return True
 
 
 def _gate(

@@ -9,10 +9,14 @@ from datetime import timedelta
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.result import TestResult
-from glimmer.engine.backend import Execution, ExecutionSet
+from glimmer.engine.backend import Execution, ExecutionSet, Rendezvous
 from glimmer.engine.context import Pass
+from glimmer.engine.cordon import cordon_node
+from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import complete, machinery_error, open_attempt_of
 from glimmer.plan.env import GROUP_RENDEZVOUS_GRACE_SECONDS, pod_window_seconds
+from glimmer.plan.images import ImageError
+from glimmer.plan.slots import may_start
 
 
 def window_seconds(test: PlannedTest) -> int:
@@ -67,3 +71,34 @@ def record_machinery_error(
     started_at = started.started_at if started is not None else None
     complete(ctx, test, nodes, attempt, name, machinery_error(message), started_at)
     ctx.harvested = True
+
+
+def start_rendezvous_unit(
+    ctx: Pass,
+    index: int,
+    test: PlannedTest,
+    attempt: int,
+    name: str,
+    nodes: Sequence[str],
+    first: Placement,
+) -> bool:
+    """Start a Pair or Group unit: its first execution (the server, or rank 0) once the wave
+    has room for every node of the unit, after the rendezvous service exists and every node is
+    cordoned. The rest of the unit is created once that first execution is Ready."""
+    if not ctx.launch or not may_start(ctx.busy, nodes, ctx.cap):
+        ctx.pending = True
+        return True
+    ctx.backend.ensure_rendezvous(
+        Rendezvous(first.service, ctx.namespace, ctx.run.name, ctx.uid, test.name, attempt)
+    )
+    try:
+        spec = build_execution(ctx.run, test, index, attempt, first)
+    except ImageError as e:
+        record_machinery_error(ctx, test, list(nodes), attempt, name, e.message)
+        return True
+    for node in nodes:
+        cordon_node(ctx, node, test)
+    ctx.backend.create_execution(spec)
+    ctx.busy.update(nodes)
+    ctx.in_flight(test, waiting=True, rendezvous=True)
+    return True
