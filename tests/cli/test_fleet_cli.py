@@ -101,3 +101,34 @@ def test_generate_to_stdout_and_refusals(capsys: pytest.CaptureFixture[str]) -> 
 def test_list_builtins(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "list", "--output", "json")
     assert code == 0 and {"ai-factory", "hgx-1k"} <= set(json.loads(out))
+
+
+def _generated(tmp_path: Path, faults: str) -> Path:
+    out = tmp_path / "fleet.yaml"
+    assert main(["fleet", "generate", "--gpus", "16", "--shape", "hgx", "-o", str(out)]) == 0
+    out.write_text(out.read_text() + faults)
+    return out
+
+
+def test_validate_refuses_a_declared_fault_the_simulator_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _generated(
+        tmp_path, '  faults:\n    - {mode: gpu_no_such_mode, target: "node:hgx-su000-node-0000"}\n'
+    )
+    capsys.readouterr()
+    assert main(["fleet", "validate", "--fleet", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:" in err and "field spec.faults[0]" in err
+    assert 'unknown fault mode "gpu_no_such_mode"' in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_validate_accepts_a_declared_fault_the_simulator_can_inject(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _generated(
+        tmp_path, '  faults:\n    - {mode: gpu_low_pstate, target: "node:hgx-su000-node-0000"}\n'
+    )
+    assert main(["fleet", "validate", "--fleet", str(path)]) == 0
+    assert "2 nodes, 16 GPUs, 1 rack," in capsys.readouterr().out

@@ -14,13 +14,18 @@ import typer
 from rich import box
 from rich.table import Table
 
+from glimmer.api.fleet_load import LoadedFleet
 from glimmer.cli import fleet_live
 from glimmer.cli.output import console, print_json
-from glimmer.errors import InputError
+from glimmer.errors import InputError, Location
+from glimmer.fleet import faultspec
 from glimmer.fleet.export import summary, to_dot, to_json
 from glimmer.fleet.generate import PLANS, generate, to_yaml
 from glimmer.fleet.load import builtin_names, read_fleet, topology_of
 from glimmer.fleet.topology import Topology
+from glimmer.sim.reach import TopologyReach
+from glimmer.sim.twin import from_spec
+from glimmer.verdict.text import plural
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -56,20 +61,50 @@ def _load(ref: str) -> Topology:
     return topology_of(read_fleet(ref))
 
 
+def _check_declared_faults(loaded: LoadedFleet, topo: Topology) -> None:
+    # The fleet layer checks a fault's shape and that its target exists; whether the mode
+    # exists and accepts that target is the simulator's table, asked here so that validate
+    # catches what telemetry, serve and run would refuse later.
+    reach = TopologyReach(topo)
+    for index, declared in enumerate(topo.fleet.spec.faults):
+        field = f"spec.faults[{index}]"
+        try:
+            reach.check([from_spec(faultspec.from_declared(declared))], "declared fault")
+        except InputError as e:
+            raise InputError(
+                e.message,
+                Location(
+                    file=loaded.source,
+                    document=loaded.document,
+                    obj=f"Fleet/{topo.name}",
+                    field=field,
+                    line=loaded.lines.get(field),
+                ),
+            ) from None
+
+
 @fleet_app.command("validate")
 def validate(fleet: FleetOpt = "ai-factory", output: OutputOpt = Output.TABLE) -> None:
-    """Check a fleet declaration and build its topology; exit 2 with the first problem."""
-    topo = _load(fleet)
+    """Check a fleet declaration, build its topology and check its declared faults against the
+    simulator's mode table; exit 2 with the first problem."""
+    loaded = read_fleet(fleet)
+    topo = topology_of(loaded)
+    _check_declared_faults(loaded, topo)
     facts = summary(topo)
     if output is Output.JSON:
         print_json({"valid": True, **facts})
         return
-    console.print(
-        f"Fleet/{topo.name}: valid — {facts['nodes']} nodes, {facts['gpus']} GPUs, "
-        f"{facts['racks']} racks, {facts['nvlinkDomains']} NVLink domains, "
-        f"{facts['nvlinkEdges']} NVLink edges",
-        markup=False,
+    counts = ", ".join(
+        f"{facts[key]} {plural(facts[key], word)}"
+        for key, word in (
+            ("nodes", "node"),
+            ("gpus", "GPU"),
+            ("racks", "rack"),
+            ("nvlinkDomains", "NVLink domain"),
+            ("nvlinkEdges", "NVLink edge"),
+        )
     )
+    console.print(f"Fleet/{topo.name}: valid — {counts}", markup=False, soft_wrap=True)
 
 
 def _pools(topo: Topology) -> list[dict[str, Any]]:
