@@ -238,6 +238,26 @@ def test_a_run_given_cancelled_settles_cancelled_4(
     assert "Run cancelled: Cancelled" in out
 
 
+def test_a_suspended_run_is_not_reported_as_passed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text(
+        "apiVersion: burnin.glimmer.ai/v1alpha1\n"
+        "kind: BurnInRun\n"
+        "metadata: {name: paused}\n"
+        "spec:\n"
+        "  profileRef: smoke\n"
+        "  target: {nodeNames: [hgx-node-0001]}\n"
+        "  suspend: true\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _run(capsys, "-f", str(path))
+    assert code == 3  # no verdict: it never settled
+    assert "every unit passed" not in out
+    assert "still Running" in out
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
@@ -247,7 +267,7 @@ def test_a_run_given_cancelled_settles_cancelled_4(
         (["--fault", "gpu_low_pstate@gpu:no-such-node/3"], "no-such-node"),
         (["--fault", "gpu_low_pstate"], "missing '@'"),
         (["--fault", "gpu_low_pstate@gpu:hgx-node-0001/3", "--no-faults"], "--no-faults"),
-        (["--backend", "kubernetes"], "issue"),
+        (["--backend", "kubernetes"], "not available yet"),
         (["--fleet", "no-such-fleet"], "no-such-fleet"),
         (["--max-concurrent", "0"], "--max-concurrent"),
         (["-f", "/no/such/file.yaml"], "/no/such/file.yaml"),
@@ -330,6 +350,14 @@ def test_report_flag_writes_reports_beside_json_output(
     json.loads(out)  # stdout is the BurnInRun alone
     assert (tmp_path / "out" / "junit.xml").is_file()
     assert "report: out/junit.xml" in err
+
+
+def test_a_sink_alone_does_not_write_the_default_reports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, _ = _run(capsys, "--sink", "file=envelopes.jsonl")
+    assert code == 1
+    assert not (tmp_path / "glimmer-report").exists()
 
 
 def test_a_run_with_flags_writes_no_report_unless_asked(

@@ -72,9 +72,8 @@ def _check_backend(backend: str) -> None:
         return
     if backend in LATER_BACKENDS:
         raise InputError(
-            f"--backend {backend}: not available yet: only 'sim' runs today; this host "
-            "(local), Kubernetes and Slurm come with the substrate issue after issue 4, "
-            "which is not filed yet"
+            f"--backend {backend}: not available yet: only 'sim' (the built-in simulated "
+            "fleet) runs today; this host (local), Kubernetes and Slurm backends are planned"
         )
     known = ", ".join((*BACKENDS, *LATER_BACKENDS))
     raise InputError(f"--backend {backend}: unknown backend (known: {known})")
@@ -144,12 +143,14 @@ def execute(inputs: RunInputs, output: RunOutput, sink_set: SinkSet | None = Non
     return done.run
 
 
-def report_dir_for(flags: RunFlags, output: RunOutput, report: str | None) -> Path | None:
+def report_dir_for(
+    flags: RunFlags, output: RunOutput, report: str | None, sinks: Sequence[str] = ()
+) -> Path | None:
     """Where the run's reports go: ``--report DIR``; ``./glimmer-report`` for the plain
     ``glimmer run`` a new user types (no flag changed); otherwise nowhere."""
     if report is not None:
         return Path(report)
-    if flags == RunFlags() and output is RunOutput.TABLE:
+    if flags == RunFlags() and output is RunOutput.TABLE and not sinks:
         return Path(DEFAULT_REPORT_DIR)
     return None
 
@@ -194,7 +195,7 @@ def run_main(
     else:
         console.print()
         render_verdict(console, final)
-    out_dir = report_dir_for(flags, output, report)
+    out_dir = report_dir_for(flags, output, report, sinks)
     if out_dir is not None:
         _write_reports(final, inputs, out_dir, output)
     return exit_code(final)

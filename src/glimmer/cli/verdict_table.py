@@ -23,7 +23,7 @@ from glimmer.cli.run_evidence import (
     reading_text,
     unit_label,
 )
-from glimmer.contract.vocab import Phase
+from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.engine.progress import progress_of
 from glimmer.verdict.text import plural
 
@@ -114,7 +114,15 @@ def render_findings(console: Console, run: BurnInRun) -> None:
     """One line per unit that did not pass, or a line saying there is none."""
     found = findings(run)
     if not found:
-        console.print("Findings: none — every unit passed or was skipped as declared.")
+        phase = run.status.phase if run.status else Phase.PENDING
+        if phase in TERMINAL_PHASES:
+            console.print("Findings: none — every unit passed or was skipped as declared.")
+        else:
+            # A suspended (or otherwise unsettled) run has no verdict: say so, never "passed".
+            console.print(
+                f"Findings: none so far — the run is still {phase.value}; "
+                "units without a result have not been judged."
+            )
         return
     console.print(f"Findings ({len(found)}):")
     for finding in found:
