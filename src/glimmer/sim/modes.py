@@ -171,8 +171,8 @@ MODES: tuple[FaultMode, ...] = (
               "", "the GPU fell off the bus (Xid 79): unavailable, dropped by the exporter",
               drops_exporter=True),
     FaultMode("gpu_node_drain", (_NODE, _RACK, _CTRAY), Reach.CLOSURE, Effect.UNAVAILABLE, True,
-              (), "a drain is scheduler state, not a hardware fault; burn-in refuses "
-              "unschedulable targets at admission instead of measuring them",
+              (), "a drain is scheduler state, not a hardware fault; burn-in cordons its "
+              "targets itself and restores what it found, so a drained node is tested as is",
               "the node is drained: its GPUs take no work"),
     FaultMode("gpu_operand_unavailable", (_NODE,), Reach.CLOSURE, Effect.UNAVAILABLE, True,
               (), "GPU operator operands are platform software; runner pods cannot start and "
