@@ -34,3 +34,12 @@ def test_a_recorded_violation_of_an_unlisted_gate_keeps_its_metric() -> None:
     found = gate_evidence({}, (), [], [RecordedViolation(4, "busBandwidthGBs", "NotReported")])
     assert found[0].metric == "busBandwidthGBs" and found[0].reading is None
     assert found[0].comparison == ""
+
+
+def test_a_soak_cut_short_is_not_blamed_on_its_accumulating_metrics() -> None:
+    elapsed = Threshold("elapsedS", "GreaterThanOrEqual", "13680")
+    readings = {"elapsedS": "900.8", "sustainedClockPct": "41.2"}
+    whole = gate_evidence(readings, (), [elapsed, CLOCK])
+    assert [e.metric for e in whole] == ["elapsedS", "sustainedClockPct"]
+    short = gate_evidence(readings, (), [elapsed, CLOCK], cut_short=True)
+    assert [e.metric for e in short] == ["sustainedClockPct"]

@@ -73,7 +73,10 @@ def evidence_of(result: TestResult, plan: PlanDocument | None) -> tuple[GateEvid
         RecordedViolation(v.index, v.metric, v.kind or "", v.reason or "")
         for v in result.violations or ()
     ]
-    found = gate_evidence(result.metrics or {}, result.unmeasurable or (), gates, recorded)
+    cut_short = (result.segments_completed or 0) < (result.segments_required or 0)
+    found = gate_evidence(
+        result.metrics or {}, result.unmeasurable or (), gates, recorded, cut_short=cut_short
+    )
     return tuple(found)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from glimmer.contract.registry import Aggregation, aggregation_of
 from glimmer.contract.vocab import Threshold
 from glimmer.verdict.evaluate import Cause, evaluate
 
@@ -50,12 +51,17 @@ def gate_evidence(
     unmeasurable: Iterable[str],
     gates: Sequence[Threshold],
     recorded: Sequence[RecordedViolation] = (),
+    *,
+    cut_short: bool = False,
 ) -> list[GateEvidence]:
     """The gates a settled result's readings miss, in gate order.
 
     Recorded violations win: each is matched to its gate by index (or metric). Without any, the
     gates are evaluated over the readings and only measured shortfalls (``Unsatisfied``) are
     returned. Empty when the readings meet every gate: the runner's message is the evidence.
+    ``cut_short``: a segmented soak that ended before its last window; metrics that accumulate
+    across windows (Sum) had no chance to reach their gates, so they are never named as the
+    shortfall.
     """
     if recorded:
         out = []
@@ -86,4 +92,5 @@ def gate_evidence(
         )
         for v in evaluation.violations
         if v.cause == Cause.MEASUREMENT
+        and not (cut_short and aggregation_of(v.metric) is Aggregation.SUM)
     ]
