@@ -6,7 +6,7 @@ import pytest
 from sink_doubles import FakeClock
 
 from glimmer.sinks.errors import DeliveryError
-from glimmer.sinks.sender import CLI_POLICY, OPERATOR_POLICY, RetryPolicy, Sender
+from glimmer.sinks.sender import CLI_POLICY, OPERATOR_POLICY, RetryPolicy, Sender, VirtualWaits
 
 
 class Flaky:
@@ -85,3 +85,48 @@ def test_the_budget_bounds_waits_and_attempt_timeouts(clock: FakeClock) -> None:
     with pytest.raises(DeliveryError) as spent:
         sender.send("hook", Flaky(failures=0), deadline)
     assert "after 0 attempts: the delivery budget ran out" in str(spent.value)
+
+
+def test_virtual_waits_spend_the_cli_policy_without_sleeping() -> None:
+    real = FakeClock()
+    virtual = VirtualWaits(real)
+    dead = Flaky(failures=99)
+    sender = Sender(CLI_POLICY, virtual, rng=lambda: 0.5)
+    with pytest.raises(DeliveryError, match="failed after 6 attempts"):
+        sender.send("webhook=http://x", dead)
+    assert real.sleeps == []  # not a second of the real clock
+    assert virtual.waited == 2 + 4 + 8 + 16 + 32
+    assert virtual.monotonic() == real.monotonic() + virtual.waited
+
+
+class Wall:
+    """A wall clock that only moves when an attempt says it took time."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_a_sinks_failed_attempts_get_a_wall_allowance_then_no_more_tries() -> None:
+    wall = Wall()
+    timeouts: list[float] = []
+
+    def hangs(timeout: float) -> None:
+        timeouts.append(timeout)
+        wall.t += 2.0  # a receiver that never answers: the attempt takes its time, then fails
+        raise DeliveryError("ReadTimeout")
+
+    sender = Sender(CLI_POLICY, VirtualWaits(FakeClock()), wall_allowance=5.0, wall=wall)
+    with pytest.raises(DeliveryError, match="tries it no more") as e:
+        sender.send("hook", hangs)
+    assert timeouts == [5.0, 3.0, 1.0] and not e.value.permanent
+    assert sender.spent("hook")
+    with pytest.raises(DeliveryError, match="after 0 attempts: not tried"):
+        sender.send("hook", hangs)
+    assert len(timeouts) == 3
+    # Another sink has its own allowance, and a slow success never spends one.
+    slow = Flaky(failures=0)
+    assert sender.send("other", lambda timeout: (slow(timeout), setattr(wall, "t", wall.t + 60)))
+    assert slow.timeouts == [5.0] and not sender.spent("other")

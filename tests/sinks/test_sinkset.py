@@ -17,14 +17,14 @@ from glimmer.sinks.sinkset import SinkSet
 AT = datetime(2026, 9, 1, tzinfo=UTC)
 
 
-def a_run(uid: str = "u-1") -> BurnInRun:
+def a_run(uid: str = "u-1", **status: Any) -> BurnInRun:
     return BurnInRun.model_validate(
         {
             "apiVersion": "burnin.glimmer.ai/v1alpha1",
             "kind": "BurnInRun",
             "metadata": {"name": "r", "namespace": "lab", "uid": uid},
             "spec": {"profileRef": "p", "target": {"nodeNames": ["n"]}},
-            "status": {"phase": "Running"},
+            "status": {"phase": "Running", **status},
         }
     )
 
@@ -111,3 +111,20 @@ def test_resend_pending_leaves_envelopes_for_sinks_this_process_lacks() -> None:
     sinks.deliver(t(RUN_PHASE_CHANGED, "Running"))
     other = SinkSet(outbox=box)
     assert other.resend_pending() and len(box) == 1
+
+
+def test_a_dead_sink_never_multiplies_envelopes_to_a_healthy_one() -> None:
+    dead, healthy = Gate("dead"), Gate("healthy")
+    healthy.down = False
+    sinks = make(dead, healthy)
+    passed = a_run(phase="Passed")
+    # The terminal envelope is announced again while any sink still owes it.
+    for _ in range(4):
+        assert not sinks.deliver(t(RUN_PHASE_CHANGED, "Passed", run=passed))
+    assert len(healthy.got) == 1 and dead.tries == 2 + 3  # the policy, then one probe each
+    assert sinks.taken["healthy"] == 1
+    # A body that says more under the same id reaches it again (receivers keep the latest).
+    more = a_run(phase="Passed", fingerprint={"n": "kernel=6.8"})
+    sinks.deliver(t(RUN_PHASE_CHANGED, "Passed", run=more))
+    assert len(healthy.got) == 2
+    assert {e["deliveryId"] for e in healthy.got} == {healthy.got[0]["deliveryId"]}

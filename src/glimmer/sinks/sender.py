@@ -9,7 +9,15 @@ The policy is data. Two are named by the spec (Appendix A):
   most 2 min, ±25 % jitter, 30 s per HTTP attempt.
 
 Time comes from an injected :class:`Clock` so tests never sleep: the budget is measured on its
-``monotonic`` and every wait goes through its ``sleep``.
+``monotonic`` and every wait goes through its ``sleep``. :class:`VirtualWaits` is the clock of a
+simulated run: its run lives in simulated time, so the waits between attempts pass without
+sleeping (a refusing receiver then costs a few connection attempts, not minutes).
+
+A wait is not the only way a dead receiver holds a process: one that accepts connections and
+never answers costs a whole attempt timeout per try. ``Sender.wall_allowance`` bounds that: the
+wall-clock seconds one sink's *failed* attempts may take in this process, after which the sink
+gets no more attempts here and what it is owed stays in the outbox. A healthy sink never spends
+it, however slow its successful answers are.
 """
 
 from __future__ import annotations
@@ -66,6 +74,24 @@ class RealClock:
         time.sleep(seconds)
 
 
+class VirtualWaits:
+    """A clock on which waits pass without sleeping; real time still passes under it.
+
+    ``monotonic`` is the real monotonic clock plus every wait so far, so a budget measured on it
+    still sees both the attempts' real duration and the waits. ``waited`` is their total.
+    """
+
+    def __init__(self, real: Clock | None = None) -> None:
+        self.real = real or RealClock()
+        self.waited = 0.0
+
+    def monotonic(self) -> float:
+        return self.real.monotonic() + self.waited
+
+    def sleep(self, seconds: float) -> None:
+        self.waited += max(seconds, 0.0)
+
+
 class Attempt(Protocol):
     """One try at one sink: raise :class:`DeliveryError` on failure."""
 
@@ -80,6 +106,11 @@ class Sender:
     policy: RetryPolicy = OPERATOR_POLICY
     clock: Clock = field(default_factory=RealClock)
     rng: Callable[[], float] = random.random
+    # Wall seconds one sink's failed attempts may take in this process (None: no bound); wall
+    # time, not ``clock``, because it bounds how long a person waits for the command.
+    wall_allowance: float | None = None
+    wall: Callable[[], float] = time.monotonic
+    _failed_wall: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
     def deadline(self) -> float | None:
         """The end of a budget starting now (None: unbounded)."""
@@ -87,31 +118,61 @@ class Sender:
             return None
         return self.clock.monotonic() + self.policy.budget
 
+    def spent(self, describe: str) -> bool:
+        """True when ``describe``'s failed attempts used up its wall allowance."""
+        if self.wall_allowance is None:
+            return False
+        return self._failed_wall.get(describe, 0.0) >= self.wall_allowance
+
+    def attempt_timeout(self, describe: str, deadline: float | None) -> float:
+        """Seconds the next attempt at ``describe`` may take (0 or less: make none)."""
+        timeout = self.policy.timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - self.clock.monotonic())
+        if self.wall_allowance is not None:
+            timeout = min(timeout, self.wall_allowance - self._failed_wall.get(describe, 0.0))
+        return timeout
+
+    def try_once(self, describe: str, attempt: Attempt, timeout: float) -> None:
+        """One attempt; the wall time of a failed one is charged to ``describe``'s allowance."""
+        started = self.wall()
+        try:
+            attempt(timeout)
+        except DeliveryError:
+            took = max(self.wall() - started, 0.0)
+            self._failed_wall[describe] = self._failed_wall.get(describe, 0.0) + took
+            raise
+
     def send(self, describe: str, attempt: Attempt, deadline: float | None = None) -> int:
         """Try until accepted, a permanent failure, the attempts are spent or the budget runs
         out. Returns the attempts made; raises :class:`DeliveryError` naming ``describe``."""
         made = 0
         last: DeliveryError | None = None
         for n in range(1, max(self.policy.attempts, 1) + 1):
+            if self.spent(describe):
+                break  # waiting first would only delay the same answer
             wait = self.policy.wait_before(n, self.rng)
             if wait:
                 if deadline is not None and self.clock.monotonic() + wait >= deadline:
                     break  # the wait alone would spend the budget: stop, the caller retries
                 self.clock.sleep(wait)
-            timeout = self.policy.timeout
-            if deadline is not None:
-                timeout = min(timeout, deadline - self.clock.monotonic())
-                if timeout <= 0:
-                    break
+            timeout = self.attempt_timeout(describe, deadline)
+            if timeout <= 0:
+                break
             made += 1
             try:
-                attempt(timeout)
+                self.try_once(describe, attempt, timeout)
                 return made
             except DeliveryError as e:
                 last = e
                 if e.permanent:
                     break
         reason = str(last) if last is not None else "the delivery budget ran out"
+        if self.spent(describe) and (last is None or not last.permanent):
+            reason = (
+                f"{reason if last is not None else 'not tried'}; its failed attempts took "
+                f"{self.wall_allowance:g} s of wall time, so this process tries it no more"
+            )
         raise DeliveryError(
             f"delivery to {describe} failed after {made} attempt{'s' if made != 1 else ''}: "
             f"{reason}",

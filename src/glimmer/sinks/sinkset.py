@@ -13,6 +13,11 @@ not taken; so a dead receiver costs one attempt per transition rather than a ful
 A Checkpoint is never queued — the next one supersedes it (specs/burnin.md §5.1) — and is sent
 only once its sink's backlog is clear.
 
+One sink's failure never multiplies another's envelopes: a terminal envelope is announced again
+until *every* sink took it, and a sink that already took that very envelope (same deliveryId,
+same content but ``sentAt``) in this process is skipped rather than sent a duplicate. A body
+that changed (more results) is sent again, as receivers keep the latest copy of an id.
+
 :meth:`SinkSet.deliver` returns False when some sink did not take the envelope (the engine then
 marks the terminal delivery pending and calls again later) and never raises: whatever a sink
 does, the verdict is already written and stays as it is.
@@ -20,10 +25,13 @@ does, the verdict is already written and stays as it is.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 from glimmer.api.sink import BurnInSinkStatus
 from glimmer.sinks.base import Sink, encode
@@ -57,6 +65,12 @@ class SinkState:
     last_error: str = ""
 
 
+def _content(envelope: Envelope) -> str:
+    """A digest of what an envelope says: everything but ``sentAt``, which each copy moves."""
+    rest = {k: v for k, v in envelope.items() if k != "sentAt"}
+    return hashlib.sha256(encode(rest)).hexdigest()
+
+
 class SinkSet:
     """Named sinks (by namespace and name, as BurnInSink objects), sinks every transition goes
     to, the outbox, the sender and its policy."""
@@ -80,6 +94,12 @@ class SinkSet:
         self.exporter = exporter
         self.now = now
         self.states: dict[str, SinkState] = {}
+        # What this process delivered and dropped per sink (``glimmer sink flush`` reports it).
+        self.taken: Counter[str] = Counter()
+        self.dropped: Counter[str] = Counter()
+        # (sink, deliveryId) -> digest of the content a sink took: a re-announcement of the
+        # same content is not sent to it again.
+        self._took: dict[tuple[str, str], str] = {}
         self._by_ident: dict[str, Sink] = {s.ident: s for s in [*self.named.values(), *always]}
 
     # -- delivering ------------------------------------------------------------------------------
@@ -116,6 +136,8 @@ class SinkSet:
                 self._failed(ident, f"BurnInSink {ident} not found")
                 ok = False
                 continue
+            if self._already_took(ident, envelope):
+                continue
             ok = self._send_to(sink, envelope, at, deadline, queue) and ok
         return ok
 
@@ -137,7 +159,7 @@ class SinkSet:
             if queue and not e.permanent:
                 self.outbox.put(ident, envelope)
             return False
-        self._delivered(ident, at)
+        self._delivered(ident, at, envelope)
         return True
 
     def _drain(self, sink: Sink, at: datetime, deadline: float | None) -> bool:
@@ -146,22 +168,22 @@ class SinkSet:
         ident = sink.ident
         clean = True
         for owed in self.outbox.owed(ident):
-            timeout = self.sender.policy.timeout
-            if deadline is not None:
-                timeout = min(timeout, deadline - self.sender.clock.monotonic())
-                if timeout <= 0:
-                    return False
+            timeout = self.sender.attempt_timeout(ident, deadline)
+            if timeout <= 0:
+                return False
             envelope = {**owed, "sentAt": rfc3339(at)}  # this attempt is built now
+            body = encode(envelope)
             try:
-                sink.send(envelope, encode(envelope), timeout)
+                self.sender.try_once(ident, partial(sink.send, envelope, body), timeout)
             except DeliveryError as e:
                 self._failed(ident, f"delivery to {ident} failed: {e}")
                 if not e.permanent:
                     return False
                 clean = False
+                self.dropped[ident] += 1
                 log.warning("dropping %s for %s: %s", owed["deliveryId"], ident, e)
             else:
-                self._delivered(ident, at)
+                self._delivered(ident, at, envelope)
             self.outbox.done(ident, str(owed["deliveryId"]))
         return clean
 
@@ -195,8 +217,13 @@ class SinkSet:
             last_delivery=state.last_delivery, last_error=state.last_error or None
         )
 
-    def _delivered(self, ident: str, at: datetime) -> None:
+    def _already_took(self, ident: str, envelope: Envelope) -> bool:
+        return self._took.get((ident, str(envelope["deliveryId"]))) == _content(envelope)
+
+    def _delivered(self, ident: str, at: datetime, envelope: Envelope) -> None:
         self.states[ident] = SinkState(last_delivery=at, last_error="")
+        self.taken[ident] += 1
+        self._took[(ident, str(envelope["deliveryId"]))] = _content(envelope)
 
     def _failed(self, ident: str, error: str) -> None:
         state = self.states.setdefault(ident, SinkState())
