@@ -11,10 +11,12 @@ import io
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -27,6 +29,10 @@ from glimmer.cli.app import main
 from glimmer.cli.progress_view import ProgressView
 from glimmer.cli.verdict_table import render_verdict
 from glimmer.contract.vocab import Phase
+from glimmer.plan.builtin import profile_or_builtin
+from glimmer.sinks.outbox import Outbox
+from glimmer.sinks.sender import RealClock
+from glimmer.sinks.signing import SIGNATURE_HEADER, SigningSecret, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "run_default_verdict.txt"
@@ -63,6 +69,16 @@ def _final(text: str) -> BurnInRun:
     (item,) = load_text(text, "<glimmer run --output json>", as_json=True)
     assert isinstance(item.obj, BurnInRun)
     return item.obj
+
+
+def _receiver() -> Any:
+    # The real HTTP receiver of the sink tests, on 127.0.0.1.
+    sys.path.insert(0, str(ROOT / "tests" / "sinks"))
+    try:
+        from receiver import Receiver
+    finally:
+        sys.path.pop(0)
+    return Receiver().start()
 
 
 def _one_error_line(err: str) -> str:
@@ -399,3 +415,110 @@ def test_a_bad_sink_spec_is_refused_before_anything_runs(
     assert code == 2
     assert "--sink" in err and out == ""
     assert not (tmp_path / "glimmer-report").exists()
+
+
+def _refusing_port() -> int:
+    # A port nothing listens on: bound once to find it free, then closed, so connects are
+    # refused at once.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_dead_webhook_waits_out_the_cli_policy_on_a_virtual_clock_and_never_duplicates(
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(RealClock, "sleep", lambda self, seconds: slept.append(seconds))
+    hook = f"webhook=http://127.0.0.1:{_refusing_port()}/hook"
+    code, _, _ = _run(
+        capsys, "--no-faults", "--nodes", "hgx-node-0002", "--profile", "smoke",
+        "--sink", hook, "--sink", "file=envelopes.jsonl", "--sink-state", "box",
+    )  # fmt: skip
+    assert code == 0
+    assert "failed after 6 attempts" in caplog.text  # the CLI policy, its waits never slept
+    assert slept == []
+    ids = [
+        json.loads(line)["deliveryId"] for line in Path("envelopes.jsonl").read_text().splitlines()
+    ]
+    assert len(ids) == len(set(ids)) >= 3  # the terminal re-announcements skip the file sink
+    owed = Outbox(tmp_path / "box").owed(hook)
+    assert [e["deliveryId"] for e in owed] == ids
+
+
+def test_webhook_bodies_are_signed_with_the_secret_of_sink_secret_env(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GLIMMER_TEST_HOOK_SECRET", "s3cret")
+    receiver = _receiver()
+    try:
+        code, _, _ = _run(
+            capsys, "--no-faults", "--nodes", "hgx-node-0002", "--profile", "smoke",
+            "--sink", f"webhook={receiver.url}", "--sink-secret-env", "GLIMMER_TEST_HOOK_SECRET",
+        )  # fmt: skip
+        assert code == 0 and receiver.requests
+        key = SigningSecret(b"s3cret", "test")
+        assert all(verify(r.body, r.headers[SIGNATURE_HEADER], key) for r in receiver.requests)
+    finally:
+        receiver.stop()
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--sink-secret-file", "nope"), "cannot read the signing secret"),
+        (("--sink-secret-file", "x", "--sink-secret-env", "Y"), "contradict"),
+        (("--sink-ca", "nope.pem"), "--sink-ca: not a usable CA bundle"),
+    ],
+)
+def test_bad_signing_or_ca_flags_are_refused_before_anything_runs(
+    flags: tuple[str, ...], said: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = _run(capsys, "--sink", "webhook=http://127.0.0.1:1/x", *flags)
+    assert code == 2 and out == ""
+    assert said in _one_error_line(err)
+    assert not (tmp_path / ".glimmer").exists()
+
+
+def test_a_profiles_burninsinks_from_f_are_delivered_to(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    _, builtin_tests = profile_or_builtin("smoke", None, {})
+    test = {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInTest",
+        "metadata": {"name": "clock-smoke"},
+        "spec": builtin_tests["clock-smoke"].model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        ),
+    }
+    profile = {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInProfile",
+        "metadata": {"name": "hooked"},
+        "spec": {"tests": [{"testRef": "clock-smoke"}], "sinks": ["results-cm"]},
+    }
+    sink = {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInSink",
+        "metadata": {"name": "results-cm"},
+        "spec": {"type": "ConfigMap", "configMap": {"name": "burnin-results"}},
+    }
+    path = tmp_path / "hooked.yaml"
+    path.write_text("\n---\n".join(json.dumps(doc) for doc in (test, profile, sink)))
+    code, _, _ = _run(
+        capsys, "-f", str(path), "--nodes", "hgx-node-0002,nvl-node-0001", "--no-faults",
+        "--sink", "file=envelopes.jsonl", "--sink-state", "box",
+    )  # fmt: skip
+    assert code == 0
+    assert "not found" not in caplog.text
+    folder = tmp_path / "box" / "configmaps" / "default" / "burnin-results"
+    entries = [json.loads(p.read_text()) for p in folder.glob("*.json")]
+    flagged = [json.loads(line) for line in Path("envelopes.jsonl").read_text().splitlines()]
+    # Every event once in each sink: the ConfigMap folder holds what the flag's sink got.
+    assert sorted(e["deliveryId"] for e in entries) == sorted(e["deliveryId"] for e in flagged)
+    assert {e["reason"] for e in entries} == {"RunPhaseChanged", "TestCompleted"}
+    assert len(flagged) == 4  # Running, two units, Passed

@@ -28,9 +28,12 @@ from glimmer.cli.progress_view import ProgressView
 from glimmer.cli.run_inputs import (
     DEFAULT_FLEET,
     DEFAULT_SEED,
+    DEFAULT_SINK_STATE,
     RunFlags,
     RunInputs,
+    SinkFlags,
     assemble,
+    sink_set_for,
 )
 from glimmer.cli.verdict_table import render_verdict
 from glimmer.contract.vocab import Phase
@@ -40,7 +43,7 @@ from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
 from glimmer.reports import write_reports
-from glimmer.sinks.config import FLAG_FORMS, sinks_from_specs
+from glimmer.sinks.config import FLAG_FORMS
 from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict.text import name_some
 
@@ -50,7 +53,6 @@ BACKENDS = ("sim",)
 LATER_BACKENDS = ("local", "kubernetes", "slurm")
 MAX_NODES_NAMED = 6
 DEFAULT_REPORT_DIR = "glimmer-report"
-DEFAULT_SINK_STATE = ".glimmer/outbox"
 # After the verdict, a terminal envelope no sink accepted is re-sent every 5 simulated minutes
 # for this long, then left in the outbox for the next process (a sink never holds a run).
 DELIVERY_GRACE_SECONDS = 1800.0
@@ -175,18 +177,14 @@ def run_main(
     dry: bool,
     backend: str,
     report: str | None = None,
-    sinks: Sequence[str] = (),
-    sink_state: str | None = None,
+    sinks: SinkFlags | None = None,
 ) -> int:
     """The whole command, as an exit code."""
     _check_backend(backend)
     inputs = assemble(flags)
     # Sink flags are checked before anything runs: bad input writes nothing.
-    sink_set = (
-        sinks_from_specs(list(sinks), state_dir=Path(sink_state or DEFAULT_SINK_STATE))
-        if sinks
-        else None
-    )
+    sinks = sinks or SinkFlags()
+    sink_set = sink_set_for(sinks, inputs.sinks, simulated=True)
     if dry:
         return dry_run(inputs, output)
     final = execute(inputs, output, sink_set)
@@ -195,7 +193,7 @@ def run_main(
     else:
         console.print()
         render_verdict(console, final)
-    out_dir = report_dir_for(flags, output, report, sinks)
+    out_dir = report_dir_for(flags, output, report, sinks.specs)
     if out_dir is not None:
         _write_reports(final, inputs, out_dir, output)
     return exit_code(final)
@@ -261,6 +259,28 @@ def run(
             f"(default ./{DEFAULT_SINK_STATE}).",
         ),
     ] = None,
+    sink_secret_file: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-secret-file",
+            metavar="PATH",
+            help="Sign webhook bodies (X-Glimmer-Signature) with the secret in PATH.",
+        ),
+    ] = None,
+    sink_secret_env: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-secret-env",
+            metavar="NAME",
+            help="Sign webhook bodies with the secret in environment variable NAME.",
+        ),
+    ] = None,
+    sink_ca: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-ca", metavar="PATH", help="Verify webhook servers against this CA bundle."
+        ),
+    ] = None,
     report: Annotated[
         str | None,
         typer.Option(
@@ -292,8 +312,9 @@ def run(
             dry=dry,
             backend=backend,
             report=report,
-            sinks=tuple(sink or ()),
-            sink_state=sink_state,
+            sinks=SinkFlags(
+                tuple(sink or ()), sink_state, sink_secret_file, sink_secret_env, sink_ca
+            ),
         )
     )
 

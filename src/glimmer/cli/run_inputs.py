@@ -10,10 +10,12 @@ engine when it reconciles the run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from glimmer.api.load import load_paths, of_kind
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
+from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.backends.sim_fleet import fleet_nodes
@@ -25,6 +27,10 @@ from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.targets import TargetError, resolve_targets, unknown_node_names
 from glimmer.sim.twin import FleetSim, from_spec
+from glimmer.sinks.config import sinks_from_specs
+from glimmer.sinks.sender import CLI_POLICY, VirtualWaits
+from glimmer.sinks.signing import secret_from
+from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict.text import name_some
 
 API_VERSION = "burnin.glimmer.ai/v1alpha1"
@@ -43,6 +49,11 @@ MAX_NAMED = 5
 # small fleet); the simulator has no facility to protect, but a thousand concurrent units cost
 # the engine more passes than waves of 64 do.
 DEFAULT_MAX_CONCURRENT = 64
+DEFAULT_SINK_STATE = ".glimmer/outbox"
+# On the simulator a run's hours pass in seconds, so the CLI policy's waits between attempts
+# (2 s doubling, about a minute in all) pass on a virtual clock; and a receiver that never
+# answers may cost each sink at most this many wall seconds of failed attempts per command.
+SINK_WALL_ALLOWANCE = 5.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,17 @@ class RunFlags:
     faults: tuple[str, ...] = ()
     no_faults: bool = False
     seed: int = DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class SinkFlags:
+    """The sink flags of ``glimmer run`` (and ``glimmer sink flush``) as typed."""
+
+    specs: tuple[str, ...] = ()
+    state: str | None = None
+    secret_file: str | None = None
+    secret_env: str | None = None
+    ca: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +97,7 @@ class RunInputs:
     targets: tuple[str, ...]
     twin: FleetSim
     seed: int
+    sinks: tuple[BurnInSink, ...] = ()  # BurnInSink objects from -f, named by spec.sinks
 
     @property
     def namespace(self) -> str:
@@ -208,4 +231,28 @@ def assemble(flags: RunFlags) -> RunInputs:
         targets=tuple(targets),
         twin=twin,
         seed=flags.seed,
+        sinks=tuple(obj for obj, _ in of_kind(loaded, BurnInSink)),
+    )
+
+
+def sink_set_for(
+    flags: SinkFlags, objects: tuple[BurnInSink, ...] = (), *, simulated: bool
+) -> SinkSet | None:
+    """The sinks of one command under the CLI policy (None: nothing to deliver to); InputError
+    for a flag, secret or CA bundle that cannot make a sink. ``simulated``: the waits between
+    attempts pass on a virtual clock and each sink's failed attempts get a wall allowance."""
+    secret = secret_from(
+        Path(flags.secret_file) if flags.secret_file is not None else None, flags.secret_env
+    )
+    if not flags.specs and not objects:
+        return None
+    return sinks_from_specs(
+        list(flags.specs),
+        objects=objects,
+        state_dir=Path(flags.state or DEFAULT_SINK_STATE),
+        secret=secret,
+        ca_bundle=Path(flags.ca) if flags.ca is not None else None,
+        policy=CLI_POLICY,
+        clock=VirtualWaits() if simulated else None,
+        wall_allowance=SINK_WALL_ALLOWANCE if simulated else None,
     )

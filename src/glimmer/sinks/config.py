@@ -13,6 +13,7 @@ Secret in a cluster. A ``ConfigMap`` sink writes ``<state_dir>/configmaps/<names
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,15 +45,19 @@ def sinks_from_specs(
     secrets_dir: Path | None = None,
     policy: RetryPolicy = OPERATOR_POLICY,
     clock: Clock | None = None,
+    wall_allowance: float | None = None,
     cluster: Cluster | None = None,
 ) -> SinkSet:
     """A SinkSet for ``--sink`` flag values ``specs`` and BurnInSink ``objects``.
 
     ``state_dir`` holds the outbox (pending deliveries survive a restart; None keeps them in
     memory) and the folders of ConfigMap sinks. ``secret`` signs webhook bodies; ``ca_bundle``
-    verifies webhook servers against a private CA. Raises :class:`InputError` for a flag or
+    verifies webhook servers against a private CA. ``policy``, ``clock`` and ``wall_allowance``
+    configure the :class:`~glimmer.sinks.sender.Sender`. Raises :class:`InputError` for a flag or
     object that cannot make a sink.
     """
+    if ca_bundle is not None:
+        _check_ca(ca_bundle)
     exporter = Exporter()
     shared = _Shared(state_dir, secret, ca_bundle, secrets_dir, exporter)
     always = [shared.from_flag(spec) for spec in specs]
@@ -63,10 +68,21 @@ def sinks_from_specs(
         named=named,
         always=always,
         outbox=Outbox(state_dir),
-        sender=Sender(policy, clock or RealClock()),
+        sender=Sender(policy, clock or RealClock(), wall_allowance=wall_allowance),
         cluster=cluster,
         exporter=exporter,
     )
+
+
+def _check_ca(path: Path) -> None:
+    # Loaded here, before anything is sent: a bundle that cannot be read is the user's input
+    # to fix, not a failure of every delivery later.
+    try:
+        ssl.create_default_context(cafile=str(path))
+    except (OSError, ssl.SSLError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        where = Location(file=str(path))
+        raise InputError(f"--sink-ca: not a usable CA bundle: {why}", where) from None
 
 
 class _Shared:

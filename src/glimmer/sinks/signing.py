@@ -52,6 +52,18 @@ class SigningSecret:
         return cls(value.encode(), f"environment variable {name}")
 
 
+def secret_from(file: Path | None, env: str | None) -> SigningSecret | None:
+    """The secret named by ``--sink-secret-file`` or ``--sink-secret-env`` (None for neither);
+    both at once is refused, as it would be a guess which one the user meant."""
+    if file is not None and env is not None:
+        raise InputError("--sink-secret-file and --sink-secret-env contradict each other; give one")
+    if file is not None:
+        return SigningSecret.from_file(file)
+    if env is not None:
+        return SigningSecret.from_env(env)
+    return None
+
+
 def sign(body: bytes, secret: SigningSecret) -> str:
     """The header value for ``body``."""
     return PREFIX + hmac.new(secret.key, body, hashlib.sha256).hexdigest()
