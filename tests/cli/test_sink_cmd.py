@@ -1,5 +1,6 @@
 """``glimmer sink serve``: /metrics from delivered envelopes (a real server in a subprocess),
-``--once`` for a single exposition, and bad flags exiting 2."""
+``--once`` for a single exposition, and bad flags exiting 2. ``glimmer sink flush`` against a
+real receiver on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import pytest
 
 from glimmer.cli.app import main
 from glimmer.sinks.envelope import VERSION
+from glimmer.sinks.outbox import Outbox
+from glimmer.sinks.signing import SIGNATURE_HEADER, SigningSecret, verify
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -113,3 +116,77 @@ def test_serve_answers_metrics_from_a_folder_sink_and_catches_up(tmp_path: Path)
             proc.wait()
     assert proc.stderr is not None
     assert f"127.0.0.1:{port}/metrics" in proc.stderr.read().decode()
+
+
+def _receiver(script: list[str]) -> Any:
+    # The real HTTP receiver of the sink tests, on 127.0.0.1.
+    sys.path.insert(0, str(REPO / "tests" / "sinks"))
+    try:
+        from receiver import Receiver
+    finally:
+        sys.path.pop(0)
+    return Receiver(script=script).start()
+
+
+def test_flush_resends_what_is_owed_to_a_receiver_that_refuses_then_accepts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    receiver = _receiver(["refuse"])
+    try:
+        spec = f"webhook={receiver.url}"
+        box = Outbox(tmp_path / "box")
+        for uid in "abc":
+            box.put(spec, envelope(uid, "Passed"))
+        box.put("file=elsewhere.jsonl", envelope("d", "Passed"))
+        args = ["sink", "flush", "--sink", spec, "--sink-state", str(tmp_path / "box")]
+
+        assert main(args) == 1  # refused: the first owed envelope stops the backlog
+        out = capsys.readouterr().out
+        assert f"{spec}: 0 delivered, 3 still owed" in out
+        assert "file=elsewhere.jsonl: 1 owed, not flushed" in out
+
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert f"{spec}: 3 delivered, 0 still owed" in out
+        assert [r.envelope()["run"]["uid"] for r in receiver.requests] == list("aabc")
+        assert len(receiver.stored) == 3
+
+        assert main(args) == 0
+        assert f"{spec}: nothing owed" in capsys.readouterr().out
+        assert len(Outbox(tmp_path / "box")) == 1  # only what is owed to the other sink
+    finally:
+        receiver.stop()
+
+
+def test_flush_signs_with_the_secret_it_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    receiver = _receiver([])
+    try:
+        spec = f"webhook={receiver.url}"
+        Outbox(tmp_path / "box").put(spec, envelope("a", "Passed"))
+        secret = tmp_path / "secret"
+        secret.write_text("s3cret\n")
+        args = ["sink", "flush", "--sink", spec, "--sink-state", str(tmp_path / "box")]
+        assert main([*args, "--sink-secret-file", str(secret)]) == 0
+        (seen,) = receiver.requests
+        key = SigningSecret(b"s3cret", "test")
+        assert verify(seen.body, seen.headers[SIGNATURE_HEADER], key)
+    finally:
+        receiver.stop()
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ((), "--sink: give the sinks to flush"),
+        (("--sink", "smtp=x"), "unknown sink 'smtp'"),
+        (("--sink", "file=x", "--sink-secret-env", "GLIMMER_NO_SUCH_VAR"), "GLIMMER_NO_SUCH_VAR"),
+    ],
+)
+def test_flush_refuses_bad_input_with_exit_2(
+    extra: tuple[str, ...], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sink", "flush", "--sink-state", str(tmp_path / "box"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err

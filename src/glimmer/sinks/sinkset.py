@@ -203,6 +203,10 @@ class SinkSet:
                     ok = False
         return ok
 
+    def idents(self) -> list[str]:
+        """The sinks this process has, by the name the outbox keys them on."""
+        return list(self._by_ident)
+
     def forget_run(self, uid: str) -> None:
         """A run was deleted or collected by its TTL: its Prometheus series go."""
         if self.exporter is not None:
