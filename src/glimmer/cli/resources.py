@@ -62,7 +62,7 @@ def validate(
         OutputFormat, typer.Option("--output", "-o", help="text (default) or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Check that every document in PATH... is a valid burn-in resource.
+    """Check that every document in PATH... is a valid glimmer resource (burn-in, certification).
 
     Exit 0 when all are valid; exit 2 when any is not, with one line per problem on stderr.
     """
