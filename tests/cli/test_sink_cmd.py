@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -118,14 +119,14 @@ def test_serve_answers_metrics_from_a_folder_sink_and_catches_up(tmp_path: Path)
     assert f"127.0.0.1:{port}/metrics" in proc.stderr.read().decode()
 
 
-def _receiver(script: list[str]) -> Any:
+def _receiver(script: list[str], tls: tuple[Path, Path] | None = None) -> Any:
     # The real HTTP receiver of the sink tests, on 127.0.0.1.
     sys.path.insert(0, str(REPO / "tests" / "sinks"))
     try:
         from receiver import Receiver
     finally:
         sys.path.pop(0)
-    return Receiver(script=script).start()
+    return Receiver(script=script).start(tls)
 
 
 def test_flush_resends_what_is_owed_to_a_receiver_that_refuses_then_accepts(
@@ -190,3 +191,29 @@ def test_flush_refuses_bad_input_with_exit_2(
     assert main(["sink", "flush", "--sink-state", str(tmp_path / "box"), *extra]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
+
+
+def test_flush_verifies_a_private_ca_given_with_sink_ca(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed: no self-signed certificate to test TLS with")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    receiver = _receiver([], tls=(cert, key))
+    try:
+        spec = f"webhook={receiver.url}"
+        Outbox(tmp_path / "box").put(spec, envelope("a", "Passed"))
+        args = ["sink", "flush", "--sink", spec, "--sink-state", str(tmp_path / "box")]
+        assert main(args) == 1  # the default roots do not know this certificate
+        assert "CERTIFICATE_VERIFY_FAILED" in capsys.readouterr().out
+        assert main([*args, "--sink-ca", str(cert)]) == 0
+        assert len(receiver.stored) == 1
+    finally:
+        receiver.stop()
