@@ -5,7 +5,9 @@
   ``002_*.txt`` contract as pure functions over plain mappings.
 * ``catalog``: the categories (NCCL collectives, DCGM levels, training) and platform overrides as
   data, and rendering a Certification, a WorkloadRun or one entry into cluster objects.
-* ``measure*``: bandwidth and goodput from logs; ``grouping``: topology-aware groups;
+* ``measure*``: bandwidth and goodput from logs; ``threshold_verdict``: the ValidationFailed
+  verdict of §7.5; ``health*``: the §7.1 node-health detector (a CEL subset over Node maps)
+  and the failedNodes merge; ``grouping``: topology-aware groups;
   ``isolate*``: adaptive fault isolation; ``sim_*``: certification on the simulated fleet;
   ``report_card``: the report of §8.
 
