@@ -19,6 +19,7 @@ from glimmer.certify.health_parse import (
     Index,
     ListLit,
     Lit,
+    Logic,
     Macro,
     Select,
     Unary,
@@ -69,18 +70,18 @@ def _try_bool(e: Expr, env: Mapping[str, Any], what: str) -> bool | HealthEvalEr
         return err
 
 
-def _logic(e: Binary, env: Mapping[str, Any]) -> bool:
-    # CEL's commutative && and ||: a deciding side wins even when the other side errs.
+def _logic(e: Logic, env: Mapping[str, Any]) -> bool:
+    # CEL's commutative && and ||: a deciding term wins even when another term errs.
     decides = e.op == "||"
-    left = _try_bool(e.left, env, f"'{e.op}'")
-    if left is decides:
-        return decides
-    right = _try_bool(e.right, env, f"'{e.op}'")
-    if right is decides:
-        return decides
-    for side in (left, right):
-        if isinstance(side, HealthEvalError):
-            raise side
+    error: HealthEvalError | None = None
+    for term in e.terms:
+        got = _try_bool(term, env, f"'{e.op}'")
+        if got is decides:
+            return decides
+        if isinstance(got, HealthEvalError):
+            error = error or got
+    if error is not None:
+        raise error
     return not decides
 
 
@@ -136,8 +137,6 @@ def _call(e: Call, env: Mapping[str, Any]) -> object:
 
 
 def _binary(e: Binary, env: Mapping[str, Any]) -> bool:
-    if e.op in ("&&", "||"):
-        return _logic(e, env)
     left, right = evaluate(e.left, env), evaluate(e.right, env)
     if e.op == "==":
         return equal(left, right)
@@ -171,6 +170,8 @@ def evaluate(e: Expr, env: Mapping[str, Any]) -> Any:
         if not _number(value):
             raise HealthEvalError(f"'-' needs a number, got {type(value).__name__}")
         return -value
+    if isinstance(e, Logic):
+        return _logic(e, env)
     if isinstance(e, Binary):
         return _binary(e, env)
     if isinstance(e, Macro):

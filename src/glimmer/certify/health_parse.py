@@ -20,6 +20,9 @@ from glimmer.errors import InputError, Location
 
 EXPRESSION_FIELD = "spec.nodeHealthMonitor.cel.expression"
 MAX_LENGTH = 2048  # §2.4: 1..2048 characters
+# Checking and evaluating recurse over the tree; a bound keeps a hostile 2048 characters
+# ("((((…" or ".a.a.a…") a refusal instead of a RecursionError.
+MAX_DEPTH = 100
 ROOT = "node"
 MACROS = ("exists", "all")
 STRING_TESTS = ("startsWith", "endsWith", "contains")
@@ -94,8 +97,16 @@ class Unary:
 
 
 @dataclass(frozen=True)
+class Logic:
+    """A flat chain of ``||`` or ``&&``: flat, so fifty alternatives are one level, not fifty."""
+
+    op: str  # "||" or "&&"
+    terms: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class Binary:
-    op: str  # "||", "&&" or one of COMPARISONS
+    op: str  # one of COMPARISONS
     left: Expr
     right: Expr
 
@@ -115,7 +126,7 @@ class Call:
     args: tuple[Expr, ...]
 
 
-Expr = Lit | Ident | Select | Index | ListLit | Unary | Binary | Macro | Call
+Expr = Lit | Ident | Select | Index | ListLit | Unary | Logic | Binary | Macro | Call
 
 
 # ---- tokens and parsing -----------------------------------------------------------------------
@@ -174,18 +185,18 @@ class _Parser:
         return _refuse(f"syntax error: unexpected {tok!r}")
 
     def or_(self) -> Expr:
-        left = self.and_()
+        terms = [self.and_()]
         while self.peek() == "||":
             self.take()
-            left = Binary("||", left, self.and_())
-        return left
+            terms.append(self.and_())
+        return terms[0] if len(terms) == 1 else Logic("||", tuple(terms))
 
     def and_(self) -> Expr:
-        left = self.relation()
+        terms = [self.relation()]
         while self.peek() == "&&":
             self.take()
-            left = Binary("&&", left, self.relation())
-        return left
+            terms.append(self.relation())
+        return terms[0] if len(terms) == 1 else Logic("&&", tuple(terms))
 
     def relation(self) -> Expr:
         left = self.unary()
@@ -332,6 +343,10 @@ def type_of(e: Expr, scope: frozenset[str]) -> str:
             return "bool"
         _want(got, _NUMBERS, "'-'")
         return got
+    if isinstance(e, Logic):
+        for term in e.terms:
+            _want(type_of(term, scope), ("bool",), f"'{e.op}'")
+        return "bool"
     if isinstance(e, Binary):
         return _binary_type(e, scope)
     if isinstance(e, Macro):
@@ -352,10 +367,7 @@ def type_of(e: Expr, scope: frozenset[str]) -> str:
 
 def _binary_type(e: Binary, scope: frozenset[str]) -> str:
     left, right = type_of(e.left, scope), type_of(e.right, scope)
-    if e.op in ("&&", "||"):
-        _want(left, ("bool",), f"'{e.op}'")
-        _want(right, ("bool",), f"'{e.op}'")
-    elif e.op == "in":
+    if e.op == "in":
         _want(right, ("list", "map"), "the right side of 'in'")
     elif e.op in ("<", "<=", ">", ">=") and "dyn" not in (left, right):
         same = left == right or (left in _NUMBERS and right in _NUMBERS)
@@ -364,12 +376,45 @@ def _binary_type(e: Binary, scope: frozenset[str]) -> str:
     return "bool"
 
 
+def _children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Select | Unary):
+        return (e.operand,)
+    if isinstance(e, Index):
+        return (e.operand, e.key)
+    if isinstance(e, ListLit):
+        return e.items
+    if isinstance(e, Logic):
+        return e.terms
+    if isinstance(e, Binary):
+        return (e.left, e.right)
+    if isinstance(e, Macro):
+        return (e.target, e.predicate)
+    if isinstance(e, Call):
+        return (*([e.target] if e.target is not None else []), *e.args)
+    return ()
+
+
+def _depth(tree: Expr) -> int:
+    """The tree's depth, counted without recursion (the point is to bound recursion)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        e, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in _children(e))
+    return deepest
+
+
 def parse(text: str) -> Expr:
     """The checked tree of a health expression; HealthExpressionError when it is not a valid
     expression of the supported subset returning bool."""
     if len(text) > MAX_LENGTH:
         raise _refuse(f"the expression is {len(text)} characters, the limit is {MAX_LENGTH}")
-    tree = _Parser(text).parse()
+    try:
+        tree = _Parser(text).parse()
+    except RecursionError:
+        raise _refuse(f"the expression nests deeper than {MAX_DEPTH} levels") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise _refuse(f"the expression nests deeper than {MAX_DEPTH} levels")
     got = type_of(tree, frozenset())
     if got != "bool":
         raise _refuse(f"the expression must return bool, it returns {got}")

@@ -98,11 +98,14 @@ Tests named ``test_sNN_…`` live in this module; the others are ``file::test`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
 from glimmer.api.certify_workloadrun import WorkloadRun
@@ -115,6 +118,7 @@ from glimmer.certify.grouping import NodeInfo
 from glimmer.certify.health import (
     CORDON_EXPRESSION,
     HARDWARE_MESSAGE,
+    HealthEvalError,
     HealthExpressionError,
     check_nodes,
     detector,
@@ -736,6 +740,66 @@ def test_s30_the_view_fills_every_default_and_never_changes_the_node() -> None:
     assert view["spec"] == {"taints": [], "unschedulable": False}
     assert view["status"] == {"conditions": [], "addresses": [], "capacity": {}, "allocatable": {}}
     assert node == {"metadata": {"name": "n", "labels": None}}
+
+
+@pytest.mark.parametrize(
+    "expr", ["(" * 400 + "true" + ")" * 400, "node" + ".a" * 900 + " == 1", "!" * 500 + "true"]
+)
+def test_s30_hostile_nesting_is_refused_not_a_recursion_error(expr: str) -> None:
+    with pytest.raises(HealthExpressionError, match="nests deeper than 100 levels"):
+        detector(expr)
+
+
+def test_s30_a_long_chain_of_alternatives_is_one_level_not_hundreds() -> None:
+    expr = " || ".join(["1 == 2"] * 150 + [CORDON_EXPRESSION])  # 151 terms, 1.5k chars
+    assert detector(expr).unhealthy(_node(unschedulable=True))
+
+
+_SAMPLE = _node(
+    "gpu-1", labels={"a": "b"}, taints=[{"key": "k"}], conditions=[_cond("Ready", "True")]
+)
+_PIECES = st.sampled_from(
+    [
+        "node",
+        ".",
+        "metadata",
+        "spec",
+        "labels",
+        "taints",
+        "exists",
+        "(",
+        ")",
+        "t",
+        ",",
+        "t.key",
+        "==",
+        "!=",
+        "<",
+        "in",
+        "&&",
+        "||",
+        "!",
+        "'a'",
+        "1",
+        "true",
+        "[",
+        "]",
+        "has",
+        "size",
+        " ",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=60), st.lists(_PIECES, max_size=14).map("".join)))
+def test_s30_any_text_compiles_or_is_refused_and_never_crashes_on_a_node(text: str) -> None:
+    try:
+        found = detector(text)
+    except HealthExpressionError:
+        return
+    with contextlib.suppress(HealthEvalError):  # a node-side error is allowed, nothing else
+        assert isinstance(found.unhealthy(_SAMPLE), bool)
 
 
 def test_s30_detectors_are_compiled_once_per_expression() -> None:
