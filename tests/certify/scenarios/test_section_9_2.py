@@ -91,7 +91,9 @@ Tests named ``test_sNN_…`` live in this module; the others are ``file::test`` 
  36  controller/e2e: out of scope — BandwidthMeasurement reconciles need a controller
  37  controller/e2e: out of scope — GoodputMeasurement reconciles and freezing need a controller
  38  controller/e2e: out of scope — Job restarts, stalls and thresholds over a live Job
- 39  controller/e2e: out of scope — Workflow reconciles with dependencies and topology
+ 39  controller/e2e: out of scope — Workflow reconciles with dependencies and topology. The
+     pure §7.2 rules beneath 38–39 (who a failed group blames, the failed/succeeded-nodes
+     ConfigMaps) are test_7_2_* here
  40  controller/e2e: out of scope — controller unit tests over reconciler internals
 ==== =========================================================================================
 """
@@ -99,6 +101,7 @@ Tests named ``test_sNN_…`` live in this module; the others are ``file::test`` 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 from datetime import timedelta
 from typing import Any
@@ -110,6 +113,15 @@ from hypothesis import strategies as st
 import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
 from glimmer.api.certify_workloadrun import WorkloadRun
 from glimmer.api.load import load_text
+from glimmer.certify.attribution import (
+    failed_nodes_payload,
+    group_failures,
+    read_failed_nodes,
+    read_succeeded_nodes,
+    result_configmap_names,
+    succeeded_nodes_payload,
+    union_failed_nodes,
+)
 from glimmer.certify.catalog.entries import list_entries
 from glimmer.certify.catalog.gpu import PRODUCT_LABEL, architectures
 from glimmer.certify.catalog.render import render_entry
@@ -858,3 +870,48 @@ def test_s31_unlabelled_nodes_neither_vote_nor_outvote() -> None:
 
 def test_s31_all_unlabelled_is_unknown() -> None:
     assert majority_arch([_gpu("a", None), _gpu("b", None)]) == ""
+
+
+# ---- §7.2 attribution: the pure rules beneath the controller scenarios 38–39 --------------------
+
+
+def test_7_2_a_group_blames_its_named_nodes_before_the_whole_group() -> None:
+    named = [FailedNode("n2", "HardwareFailureDetected", HARDWARE_MESSAGE)]
+    assert group_failures(named, ["n1", "n2"], workload_failed=True) == named
+    blamed = group_failures([], ["n2", "n1"], threshold_violation=True, message="too slow")
+    assert blamed == [
+        FailedNode("n1", "ThresholdViolation", "too slow"),
+        FailedNode("n2", "ThresholdViolation", "too slow"),
+    ]
+    assert [f.reason for f in group_failures([], ["n1"], workload_failed=True)] == [
+        "WorkloadFailed"
+    ]
+    assert group_failures([], ["n1"]) == []  # a group that did not fail blames nobody
+
+
+def test_7_2_failed_nodes_union_dedupes_by_name_and_reason_and_sorts() -> None:
+    a = [FailedNode("n2", "WorkloadFailed", "first"), FailedNode("n1", "WorkloadFailed", "x")]
+    b = [FailedNode("n2", "WorkloadFailed", "second"), FailedNode("n2", "ThresholdViolation", "")]
+    assert [(f.name, f.reason, f.message) for f in union_failed_nodes(a, b)] == [
+        ("n1", "WorkloadFailed", "x"),
+        ("n2", "ThresholdViolation", ""),
+        ("n2", "WorkloadFailed", "first"),
+    ]
+
+
+def test_7_2_result_config_maps_are_named_by_uid8_and_written_byte_stable() -> None:
+    assert result_configmap_names("0123456789abcdef") == (
+        "failed-nodes-01234567",
+        "succeeded-nodes-01234567",
+    )
+    failed = [FailedNode("n2", "WorkloadFailed", "m"), FailedNode("n1", "WorkloadFailed", "m")]
+    payload = failed_nodes_payload(failed)
+    assert payload == failed_nodes_payload(list(reversed(failed)))  # no timestamp, sorted
+    assert json.loads(gzip.decompress(payload)) == [
+        {"name": "n1", "reason": "WorkloadFailed", "message": "m"},
+        {"name": "n2", "reason": "WorkloadFailed", "message": "m"},
+    ]
+    assert read_failed_nodes(payload) == sorted(failed, key=lambda f: f.name)
+    ok = succeeded_nodes_payload(["n3", "n1", "n3"])
+    assert gzip.decompress(ok) == b"n1,n3" and read_succeeded_nodes(ok) == ["n1", "n3"]
+    assert read_succeeded_nodes(succeeded_nodes_payload([])) == []
