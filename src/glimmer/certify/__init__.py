@@ -7,7 +7,8 @@
   data, and rendering a Certification, a WorkloadRun or one entry into cluster objects.
 * ``measure*``: bandwidth and goodput from logs; ``threshold_verdict``: the ValidationFailed
   verdict of §7.5; ``health*``: the §7.1 node-health detector (a CEL subset over Node maps)
-  and the failedNodes merge; ``grouping``: topology-aware groups;
+  and the failedNodes merge; ``attribution``: who a failed group blames and the node-result
+  ConfigMap payloads (§7.2); ``grouping``: topology-aware groups;
   ``isolate*``: adaptive fault isolation; ``sim_*``: certification on the simulated fleet;
   ``report_card``: the report of §8.
 
