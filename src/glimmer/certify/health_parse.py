@@ -157,8 +157,9 @@ class _Parser:
         self.toks = _tokens(text)
         self.i = 0
 
-    def peek(self) -> str | None:
-        return self.toks[self.i][1] if self.i < len(self.toks) else None
+    def peek(self, ahead: int = 0) -> str | None:
+        at = self.i + ahead
+        return self.toks[at][1] if at < len(self.toks) else None
 
     def take(self) -> tuple[str, str]:
         if self.i >= len(self.toks):
@@ -214,6 +215,13 @@ class _Parser:
     def member(self) -> Expr:
         node = self.primary()
         while self.peek() in (".", "["):
+            if self.peek(1) == "?":
+                # CEL's optional types (.?field, [?key]): the §7.1 defaults make them needless.
+                raise _refuse(
+                    "unsupported: optional selection ('.?' / '[?') is not in the supported CEL "
+                    "subset; the node defaults of labels, annotations, taints and conditions "
+                    "are always present, and has() tests any other field"
+                )
             if self.take()[1] == "[":
                 key = self.or_()
                 self.expect("]")

@@ -690,6 +690,8 @@ def test_s30_detector_judges_taints_labels_conditions_annotations_and_cordons(
         ("node.spec.unschedulable ? true : false", "conditional operator"),
         ("size(node.spec.taints) + 1 > 2", "arithmetic"),
         ("{'a': 1} == {}", "map literals"),
+        ("node.metadata.?labels.orValue({}) == {}", "optional selection"),
+        ("node.metadata.labels[?'a'].hasValue()", "optional selection"),
         ("", "empty"),
         ("true && " * 300 + "true", "limit is 2048"),
     ],
