@@ -198,3 +198,85 @@ def test_entry_accepts_a_bare_variant_name(capsys: pytest.CaptureFixture[str]) -
     assert code == 0
     _, full, _ = _render(CASES["entry-dcgm-level4-oci-l40s"], capsys)
     assert bare == full
+
+
+_RUN = (
+    "apiVersion: certify.glimmer.ai/v1alpha1\n"  # 1
+    "kind: WorkloadRun\n"  # 2
+    "metadata: {name: w}\n"  # 3
+    "spec:\n"  # 4
+    "  image: i\n"  # 5
+    "  numNodes: 1\n"  # 6
+    "  framework: {mpi: {binary: b, mpirunPath: m}}\n"  # 7
+)
+
+
+@pytest.mark.parametrize(
+    ("tail", "line", "field", "message"),
+    [
+        (
+            "  volumes:\n    - {name: a, emptyDir: {}}\n    - {name: mpi-ssh-auth, emptyDir: {}}\n",
+            10,
+            "spec.volumes[1].name",
+            '"mpi-ssh-auth" is reserved on mpi',
+        ),
+        (
+            "  volumeMounts:\n    - name: keys\n      mountPath: /root/.ssh/extra\n",
+            10,
+            "spec.volumeMounts[0].mountPath",
+            "(/root/.ssh and below)",
+        ),
+        (
+            "  initContainers:\n    - name: node\n      image: busybox\n",
+            9,
+            "spec.initContainers[0].name",
+            "the workload container's name",
+        ),
+        (
+            "  gangScheduler: {schedulerName: kai-scheduler, queue: q}\n"
+            "  workloadMetadata:\n    labels:\n      kai.scheduler/queue: other\n",
+            11,
+            'spec.workloadMetadata.labels["kai.scheduler/queue"]',
+            'conflicting label value "other", expected "q"',
+        ),
+        (
+            "  overrides:\n    - when: {}\n      jobTemplatePatch:\n"
+            "        - {op: add, path: /spec/a, value: 1}\n"
+            "        - {op: remove, path: /spec/nope}\n",
+            12,
+            "spec.overrides[0].jobTemplatePatch[1].path",
+            "no such location",
+        ),
+        (
+            "  overrides:\n    - when: {}\n      jobTemplate: {}\n"
+            "    - when: {expression: 'true'}\n      jobTemplate: {}\n",
+            11,
+            "spec.overrides[1].when.expression",
+            "CEL is not supported",
+        ),
+    ],
+)
+def test_a_bad_workload_run_names_the_line_and_field_at_fault(
+    tail: str,
+    line: int,
+    field: str,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bad = tmp_path / "wlr.yaml"
+    bad.write_text(_RUN + tail)
+    code, out, err = _render(["-f", str(bad), "--gpu", "h100"], capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: {bad}:{line}, document 1, WorkloadRun/w, field {field}: ")
+    assert message in lines[0] and "Traceback" not in err
+
+
+def test_a_flag_error_with_a_file_does_not_point_into_the_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = _render(["-f", str(SAMPLES / "workloadrun-mpi.yaml"), "--gpu", "z900"], capsys)
+    assert code == 2
+    assert err.startswith("error: unknown GPU architecture 'z900'"), err

@@ -26,6 +26,7 @@ from glimmer.certify.catalog.entries import find_entry
 from glimmer.certify.catalog.render import render_certification, render_entry
 from glimmer.certify.catalog.workloadrun import render_workload_run
 from glimmer.certify.platform import names_list
+from glimmer.certify.platform.errors import locate
 from glimmer.cli import certify_run
 from glimmer.cli.output import write_manifests
 from glimmer.errors import InputError, Location
@@ -68,9 +69,8 @@ def _render_file(path: str, platform: str, gpu: str) -> list[dict[str, Any]]:
             else:
                 continue
         except InputError as e:
-            where = item.locate(e.location.field)
-            e.location.file, e.location.document = where.file, where.document
-            e.location.obj, e.location.line = where.obj, where.line
+            if e.location.file is None and (e.location.obj or e.location.field):
+                locate(e, item)  # about the object: its file, and the line of its field
             raise
         found = True
     if not found:

@@ -112,7 +112,7 @@ def test_every_object_carries_the_owner_and_tracking_labels_and_namespace() -> N
             assert labels["certify.glimmer.ai/category-variant"] == "dcgm-level1"
 
 
-def test_a_conflicting_workload_queue_label_fails_with_the_category_named() -> None:
+def test_a_conflicting_workload_queue_label_fails_with_the_label_named() -> None:
     cert = _cert(
         "    - {domain: communication, variant: nccl-all-reduce}",
         "  gangScheduler: {schedulerName: kai-scheduler, queue: a}\n"
@@ -120,7 +120,8 @@ def test_a_conflicting_workload_queue_label_fails_with_the_category_named() -> N
     )
     with pytest.raises(PlatformError) as e:
         render_certification(cert)
-    assert e.value.location.field == "spec.categories[0]"
+    # The label the spec sets is to blame: the error names it (the CLI adds its line).
+    assert e.value.location.field == 'spec.workloadMetadata.labels["kai.scheduler/queue"]'
     assert 'conflicting label value "b", expected "a"' in e.value.message
 
 

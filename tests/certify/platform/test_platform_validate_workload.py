@@ -100,3 +100,13 @@ def test_init_container_taking_the_workload_containers_name_is_refused() -> None
 
 def test_fix_ssh_permissions_is_not_reserved_user_inits_never_reach_the_launcher() -> None:
     validate_workload_init_containers([{"name": "fix-ssh-permissions"}])
+
+
+def test_errors_carry_the_field_path_in_their_location_not_their_message() -> None:
+    with pytest.raises(PlatformError) as e:
+        validate_workload_volumes(_vol("a") + _vol("dshm"), [], "torch", False)
+    assert e.value.location.field == "spec.volumes[1].name"
+    assert e.value.message == '"dshm" is reserved on torch'
+    with pytest.raises(PlatformError) as e:
+        validate_workload_init_containers([{"name": "x"}, {"name": "node"}])
+    assert e.value.location.field == "spec.initContainers[1].name"

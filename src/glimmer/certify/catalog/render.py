@@ -35,7 +35,8 @@ from glimmer.certify.catalog.naming import (
     workload_name,
 )
 from glimmer.certify.catalog.scope import rename_job_scoped
-from glimmer.certify.platform.errors import PlatformError
+from glimmer.certify.platform.errors import PlatformError, owned_by
+from glimmer.certify.platform.labels import label_key, label_path
 from glimmer.certify.platform.overrides import Applied
 from glimmer.certify.platform.transforms import (
     ResolvedWorkflowTransforms,
@@ -216,6 +217,21 @@ def build_config(
     )
 
 
+def _blame_category(e: PlatformError, cert: Certification, index: int) -> PlatformError:
+    """An error rendering category ``index``, blamed on the Certification's field: the workload
+    label the category (or the spec) sets, else the category. A field the error names is a path
+    of the rendered Workflow, so it moves into the message."""
+    key = label_key(e)
+    category = cert.spec.categories[index].options
+    for owner, options in ((f"spec.categories[{index}].options", category), ("spec", cert.spec)):
+        md = options.workload_metadata if options else None
+        if key is not None and md and md.labels and key in md.labels:
+            owned_by(e, label_path(f"{owner}.workloadMetadata.labels", key))
+            return e
+    owned_by(e, f"spec.categories[{index}]")
+    return e
+
+
 def render_certification(cert: Certification, platform: str = "", gpu: str = "") -> list[Obj]:
     """Every category's objects, in category order."""
     spec = cert.spec
@@ -241,8 +257,7 @@ def render_certification(cert: Certification, platform: str = "", gpu: str = "")
                 ),
             )
         except PlatformError as e:
-            e.location.field = e.location.field or f"spec.categories[{index}]"
-            raise
+            raise _blame_category(e, cert, index) from None
         workflow = workflow_name(cert.name, category.domain, category.variant, category.options)
         owner = {
             CERTIFICATION_LABEL: cert.name,

@@ -5,6 +5,7 @@ the user's, and the construction-time scheduling contract, validated as the cont
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -13,7 +14,8 @@ from glimmer.certify.catalog.build import BUILDERS
 from glimmer.certify.catalog.gpu import MNNVL_BY_DEFAULT, node_defaults
 from glimmer.certify.catalog.render import Context, context, finish, wire
 from glimmer.certify.platform.env import base_nccl_env_vars, merge_env_vars, mpi_env_args
-from glimmer.certify.platform.errors import PlatformError
+from glimmer.certify.platform.errors import PlatformError, owned_by
+from glimmer.certify.platform.labels import label_key, label_path
 from glimmer.certify.platform.overrides import apply_overrides
 from glimmer.certify.platform.runtime import RuntimeConfig
 from glimmer.certify.platform.transforms import apply_workload_run_scheduling
@@ -220,14 +222,40 @@ def build_workload_run_spec(run: WorkloadRun, ctx: Context) -> tuple[Obj, list[A
         spec["validation"] = {
             "performance": {"enabled": True, "thresholds": {"thresholds": dict(s.thresholds)}}
         }
-    # The platform's overrides first, then the user's (specs/certify.md §3.5 step 10).
+    # The platform's overrides first, then the user's (specs/certify.md §3.5 step 10); an error
+    # in one of the user's names it (spec.overrides[i]), one in the platform's does not.
     user = [wire(o) for o in s.overrides or []]
-    spec, applied = apply_overrides(spec, [o.spec for o in platform] + user, match)
-    spec = apply_workload_run_scheduling(spec, wire(s.gang_scheduler), wire(s.workload_metadata))
-    spec["jobTemplate"]["spec"] = validate_resolved_job_template(
-        spec["jobTemplate"]["spec"], spec["dependencies"], spec.get("gangScheduler")
-    )
+    fields = [None] * len(platform) + [f"spec.overrides[{i}]" for i in range(len(user))]
+    spec, applied = apply_overrides(spec, [o.spec for o in platform] + user, match, fields)
+    try:
+        spec = apply_workload_run_scheduling(
+            spec, wire(s.gang_scheduler), wire(s.workload_metadata)
+        )
+        spec["jobTemplate"]["spec"] = validate_resolved_job_template(
+            spec["jobTemplate"]["spec"], spec["dependencies"], spec.get("gangScheduler")
+        )
+    except PlatformError as e:
+        raise _blame_scheduling(e, run, user) from None
     return spec, applied
+
+
+def _blame_scheduling(e: PlatformError, run: WorkloadRun, user: list[Obj]) -> PlatformError:
+    """A workload-label or gang-scheduling error of the rendered Workflow, blamed on the field of
+    the WorkloadRun the value came from: the run's own label, else the last user override that
+    writes workload labels, else the gang scheduler (whose queue label is inserted)."""
+    s = run.spec
+    key = label_key(e)
+    if key is not None:
+        own = (s.workload_metadata.labels if s.workload_metadata else None) or {}
+        if key in own:
+            owned_by(e, label_path("spec.workloadMetadata.labels", key))
+            return e
+        writers = [i for i, o in enumerate(user) if "workloadMetadata" in json.dumps(o)]
+        if writers:
+            owned_by(e, f"spec.overrides[{writers[-1]}]")
+            return e
+    owned_by(e, "spec.gangScheduler" if s.gang_scheduler else "spec.workloadMetadata")
+    return e
 
 
 def render_workload_run(run: WorkloadRun, platform: str = "", gpu: str = "") -> list[Obj]:

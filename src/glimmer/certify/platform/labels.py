@@ -5,12 +5,28 @@ These are the labels of the TrainJob itself (``workloadMetadata.labels``), not o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from glimmer.api.certify_labels import label_problem
 from glimmer.certify.platform.errors import PlatformError
 
 LABELS_PATH = "spec.jobTemplate.spec.workloadMetadata.labels"
+# The errors below name the label in their message (§9.2 scenario 12 fixes the text), so a
+# caller that blames a field of its own file finds the key with this.
+_LABEL_MESSAGE = re.compile(r'^spec\.jobTemplate\.spec\.workloadMetadata\.labels\["([^"]*)"\]: ')
+
+
+def label_path(path: str, key: str) -> str:
+    """``path["key"]``: one label of a label map, as field paths name it."""
+    return f'{path}["{key}"]'
+
+
+def label_key(error: PlatformError) -> str | None:
+    """The workload label a :func:`insert_consistent_label` or :func:`validate_labels` error
+    (at the default path) is about; None for any other error."""
+    m = _LABEL_MESSAGE.match(error.message)
+    return m.group(1) if m else None
 
 
 def merge_labels(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from glimmer.certify.platform.errors import PlatformError
+from glimmer.errors import Location
 
 Obj = dict[str, Any]
 
@@ -136,11 +137,11 @@ def apply_dependency_patches(deps: Sequence[Any], patches: Sequence[Any]) -> lis
     return out
 
 
-def _pointer(path: str) -> list[str]:
+def _pointer(path: str, field: str) -> list[str]:
     if path == "":
         return []
     if not path.startswith("/"):
-        raise PlatformError(f"jobTemplatePatch: path {path!r} must start with '/'")
+        raise PlatformError(f"path {path!r} must start with '/'", Location(field=f"{field}.path"))
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
@@ -153,8 +154,10 @@ def _parent(doc: Any, parts: list[str]) -> Any:
 def json_patch(doc: Any, ops: Sequence[Mapping[str, Any]]) -> Any:
     """``doc`` with RFC 6902 operations (add, remove, replace, test) applied in order."""
     out = copy.deepcopy(doc)
-    for op in ops:
-        kind, parts = op.get("op"), _pointer(str(op.get("path", "")))
+    for index, op in enumerate(ops):
+        # Errors name the operation (``jobTemplatePatch[i]``) relative to the override.
+        field = f"jobTemplatePatch[{index}]"
+        kind, parts = op.get("op"), _pointer(str(op.get("path", "")), field)
         try:
             parent = _parent(out, parts)
             last = parts[-1]
@@ -173,11 +176,13 @@ def json_patch(doc: Any, ops: Sequence[Mapping[str, Any]]) -> Any:
                 parent[key] = copy.deepcopy(op["value"])
             elif kind == "test":
                 if parent[int(last) if isinstance(parent, list) else last] != op.get("value"):
-                    raise PlatformError(f"jobTemplatePatch: test failed at {op.get('path')}")
+                    raise PlatformError(
+                        f"test failed at {op.get('path')}", Location(field=f"{field}.value")
+                    )
             else:
-                raise PlatformError(f"jobTemplatePatch: unsupported op {kind!r}")
+                raise PlatformError(f"unsupported op {kind!r}", Location(field=f"{field}.op"))
         except (KeyError, IndexError, ValueError, TypeError):
             raise PlatformError(
-                f"jobTemplatePatch: {kind} {op.get('path')!r}: no such location"
+                f"{kind} {op.get('path')!r}: no such location", Location(field=f"{field}.path")
             ) from None
     return out

@@ -23,6 +23,7 @@ from glimmer.certify.platform.env_write import apply_env_to_job_template
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.merge import apply_dependency_patches, json_patch, strategic_merge
 from glimmer.certify.platform.when import MatchContext, matches_when
+from glimmer.errors import Location
 
 Obj = dict[str, Any]
 ORCHESTRATION_PARTS = ("target", "topology", "execution", "iterations")
@@ -64,9 +65,13 @@ def _summarise_patches(override: Mapping[str, Any]) -> str:
 
 
 def _patch_ops(raw: Any) -> list[Obj]:
-    ops = json.loads(raw) if isinstance(raw, str) else raw
-    if not isinstance(ops, list):
-        raise PlatformError("jobTemplatePatch must be a JSON patch array (or a string holding one)")
+    where = Location(field="jobTemplatePatch")
+    try:
+        ops = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError as e:
+        raise PlatformError(f"not JSON: {e}", where) from None
+    if not isinstance(ops, list) or not all(isinstance(op, Mapping) for op in ops):
+        raise PlatformError("a JSON patch array (or a string holding one) is expected", where)
     return ops
 
 
@@ -95,15 +100,34 @@ def apply_override(spec: Mapping[str, Any], override: Mapping[str, Any]) -> Obj:
 
 
 def apply_overrides(
-    spec: Mapping[str, Any], overrides: Sequence[Mapping[str, Any]], ctx: MatchContext
+    spec: Mapping[str, Any],
+    overrides: Sequence[Mapping[str, Any]],
+    ctx: MatchContext,
+    fields: Sequence[str | None] = (),
 ) -> tuple[Obj, list[Applied]]:
-    """``spec`` with every matching override applied in order, and what was applied."""
+    """``spec`` with every matching override applied in order, and what was applied.
+
+    ``fields`` names, by position, where each override sits in its owner's file (for example
+    ``spec.overrides[0]`` of a WorkloadRun; None or missing for the platform's and the catalog's
+    own): an error in an override the owner wrote carries that field, extended by the part of
+    the override at fault; any other names its override by index in the message.
+    """
     out: Obj = copy.deepcopy(dict(spec))
     applied: list[Applied] = []
     for index, override in enumerate(overrides):
-        if not matches_when(override.get("when"), ctx):
-            continue
-        after = apply_override(out, override)
+        owner = fields[index] if index < len(fields) else None
+        try:
+            if not matches_when(override.get("when"), ctx):
+                continue
+            after = apply_override(out, override)
+        except PlatformError as e:
+            part = e.location.field
+            if owner:
+                e.location.field = f"{owner}.{part}" if part else owner
+            else:
+                e.message = f"override {index}: {f'{part}: ' if part else ''}{e.message}"
+                e.location.field = None
+            raise
         applied.append(
             Applied(
                 index,

@@ -30,6 +30,7 @@ from glimmer.certify.platform.vocab import (
     TRAINER_TOKEN_PATH,
     TRAINER_TOKEN_VOLUME,
 )
+from glimmer.errors import Location
 
 # Rules as data: which framework reserves which names and paths, and why.
 # Volume names taken on the pod the user's volumes join.
@@ -56,24 +57,29 @@ def _in_tree(path: str, root: str) -> bool:
     return path == root or path.startswith(root + "/")
 
 
+def _refuse(field: str, message: str) -> PlatformError:
+    # The field path of the WorkloadRun goes in the Location, so the CLI names its line.
+    return PlatformError(message, Location(field=field))
+
+
 def _check_mount(i: int, mount: Mapping[str, Any], framework: str, has_config: bool) -> None:
     where = f"spec.volumeMounts[{i}]"
     name, raw = str(mount.get("name", "")), str(mount.get("mountPath", ""))
     if name == CONFIG_VOLUME and not has_config:
-        raise PlatformError(f'{where}.name: "{CONFIG_VOLUME}" exists only when spec.config is set')
+        raise _refuse(f"{where}.name", f'"{CONFIG_VOLUME}" exists only when spec.config is set')
     if not raw.startswith("/"):
-        raise PlatformError(f'{where}.mountPath: "{raw}" is not an absolute path')
+        raise _refuse(f"{where}.mountPath", f'"{raw}" is not an absolute path')
     path = posixpath.normpath(raw)
     exact = dict(RESERVED_EXACT)
     if has_config:
         exact[CONFIG_PATH] = FRAMEWORKS
     for root, frameworks in exact.items():
         if framework in frameworks and path == root:
-            raise PlatformError(f'{where}.mountPath: "{raw}" is reserved on {framework}')
+            raise _refuse(f"{where}.mountPath", f'"{raw}" is reserved on {framework}')
     for root, frameworks in RESERVED_TREES.items():
         if framework in frameworks and _in_tree(path, root):
-            raise PlatformError(
-                f'{where}.mountPath: "{raw}" is reserved on {framework} ({root} and below)'
+            raise _refuse(
+                f"{where}.mountPath", f'"{raw}" is reserved on {framework} ({root} and below)'
             )
 
 
@@ -90,11 +96,13 @@ def validate_workload_volumes(
     absolute is refused outright: none of the comparisons mean anything for it.
     """
     if framework not in FRAMEWORKS:
-        raise PlatformError(f"unknown framework {framework!r}: one of {', '.join(FRAMEWORKS)}")
+        raise _refuse(
+            "spec.framework", f"unknown framework {framework!r}: one of {', '.join(FRAMEWORKS)}"
+        )
     for i, volume in enumerate(volumes):
         name = str(volume.get("name", ""))
         if framework in RESERVED_VOLUMES.get(name, ()):
-            raise PlatformError(f'spec.volumes[{i}].name: "{name}" is reserved on {framework}')
+            raise _refuse(f"spec.volumes[{i}].name", f'"{name}" is reserved on {framework}')
     for i, mount in enumerate(mounts):
         _check_mount(i, mount, framework, has_config)
 
@@ -105,6 +113,6 @@ def validate_workload_init_containers(init_containers: Sequence[Mapping[str, Any
     for i, container in enumerate(init_containers):
         name = container.get("name")
         if name in RESERVED_INIT_CONTAINERS:
-            raise PlatformError(
-                f'spec.initContainers[{i}].name: "{name}" is the workload container\'s name'
+            raise _refuse(
+                f"spec.initContainers[{i}].name", f'"{name}" is the workload container\'s name'
             )

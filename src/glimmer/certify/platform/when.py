@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glimmer.certify.platform.errors import PlatformError
+from glimmer.errors import Location
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,9 @@ def matches_when(when: Mapping[str, Any] | None, ctx: MatchContext) -> bool:
     when = when or {}
     if "expression" in when:
         # CEL is not available to glimmer's renderer; refusing beats silently ignoring a guard.
-        raise PlatformError("when.expression (CEL) is not supported by glimmer's renderer")
+        raise PlatformError(
+            "CEL is not supported by glimmer's renderer", Location(field="when.expression")
+        )
     checks = (
         ("gpuArchitecture", lambda s: string_matches(s, ctx.gpu_architecture)),
         ("platform", lambda s: string_matches(s, ctx.platform)),
