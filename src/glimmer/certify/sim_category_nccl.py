@@ -1,10 +1,13 @@
 """A communication category on the simulated fleet: nccl-tests over the groups its test scale
 asks for (one per node, one per NVLink domain or rack, or the whole target), judged by the NCCL
-oracle; a failed multi-node run, or ``testScale: diagnose``, is narrowed down to nodes by
-adaptive isolation (specs/certify.md §7.3–7.4)."""
+oracle, which reads the figures with the LogProfile the catalog entry's bandwidthMeasurement
+names (the built-in ``nccl-bandwidth`` recipe when it names none); a failed multi-node run, or
+``testScale: diagnose``, is narrowed down to nodes by adaptive isolation (specs/certify.md
+§6.1, §7.3–7.4)."""
 
 from __future__ import annotations
 
+from glimmer.certify.catalog.entries import log_profile
 from glimmer.certify.grouping import (
     CLIQUE_LABEL,
     PRODUCT_LABEL,
@@ -15,7 +18,7 @@ from glimmer.certify.grouping import (
 )
 from glimmer.certify.isolate import isolate
 from glimmer.certify.isolate_types import Diagnosis
-from glimmer.certify.measure import BandwidthRow, merge
+from glimmer.certify.measure import NCCL_BANDWIDTH, BandwidthRow, bandwidth_parser, merge
 from glimmer.certify.sim_oracle import NcclOracle
 from glimmer.certify.sim_result import (
     WORKLOAD,
@@ -49,7 +52,10 @@ def run_communication(
         else any(CLIQUE_LABEL in n.labels for n in nodes)
     )
     products = {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}
-    oracle = NcclOracle(twin, cat.collective, products, o.thresholds, o.max_bytes, seed)
+    parser = bandwidth_parser(log_profile(cat.log_profile)) if cat.log_profile else NCCL_BANDWIDTH
+    oracle = NcclOracle(
+        twin, cat.collective, products, o.thresholds, o.max_bytes, seed, parser=parser
+    )
     diagnose = o.test_scale == "diagnose"
     groups = [] if diagnose else _groups(cat, nodes)
     runs = tuple(oracle.judge(g.name, g.nodes, mnnvl) for g in groups)

@@ -1,5 +1,7 @@
 """The NCCL test oracle on the simulator: run a collective over a group, read its log with the
-nccl-tests parser, and judge the peak bus bandwidth (specs/certify.md §7.5).
+LogProfile recipe the category names (the bandwidth figures) and the nccl-tests table parser
+(``#wrong`` and job time, which no recipe captures), and judge the peak bus bandwidth
+(specs/certify.md §6.1, §7.5).
 
 A certification's own ``busBandwidthGBps`` / ``algBandwidthGBps`` thresholds win; without them
 the group must reach :data:`~glimmer.certify.measure_expect.PASS_FRACTION` of what its path
@@ -13,7 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from glimmer.certify.isolate_types import Outcome, Probe
-from glimmer.certify.measure import NCCL_BANDWIDTH, SizeResult, merge, parse_table
+from glimmer.certify.measure import (
+    NCCL_BANDWIDTH,
+    BandwidthParser,
+    SizeResult,
+    merge,
+    parse_table,
+    peak_alg_bw,
+    peak_bus_bw,
+)
 from glimmer.certify.measure_expect import (
     PASS_FRACTION,
     Figure,
@@ -39,6 +49,7 @@ class NcclOracle:
     thresholds: Mapping[str, str] = field(default_factory=dict)
     max_bytes: int = 16 * GIB
     seed: int = 0
+    parser: BandwidthParser = NCCL_BANDWIDTH  # the LogProfile's bandwidthResult recipe
     runs: dict[str, GroupRun] = field(default_factory=dict)
     rows: dict[str, list[SizeResult]] = field(default_factory=dict)
     seconds: dict[tuple[str, tuple[str, ...]], float] = field(default_factory=dict)
@@ -58,19 +69,28 @@ class NcclOracle:
         """Run and judge one group; the verdict is also kept under ``name``."""
         job = NcclJob(name, self.collective, nodes, nvlink, self.max_bytes, seed=self.seed)
         log = run_nccl(self.twin, job)
-        run = self._judge(name, nodes, nvlink, log)
+        rows = merge([], self.parser.parse(log.text))
+        run = self._judge(name, nodes, nvlink, log, rows)
         self.runs[name] = run
         table = parse_table(log.text)
-        self.rows[name] = merge([], NCCL_BANDWIDTH.parse(log.text))
+        self.rows[name] = rows
         self.seconds[(name, nodes)] = JOB_OVERHEAD_S + sum(
             (r.out_of_place.time_us + r.in_place.time_us) * ITERS / 1e6 for r in table.rows
         )
         return run
 
-    def _judge(self, name: str, nodes: tuple[str, ...], nvlink: bool, log: JobLog) -> GroupRun:
+    def _judge(
+        self,
+        name: str,
+        nodes: tuple[str, ...],
+        nvlink: bool,
+        log: JobLog,
+        rows: list[SizeResult],
+    ) -> GroupRun:
         where = f"{log.path}, MNNVL {'on' if nvlink else 'off'}"
         table = parse_table(log.text)
-        peak, alg = table.peak_bus_bw(), table.peak_alg_bw()
+        # The figures are what the LogProfile read (§6.1), as a BandwidthMeasurement holds them.
+        peak, alg = peak_bus_bw(rows), peak_alg_bw(rows)
         # Until a gate is evaluated, a failure is the workload's (it did not run, or wrongly).
         base = GroupRun(
             name, nodes, "busBandwidthGBps", False, peak, path=log.path, failure=WORKLOAD

@@ -15,7 +15,7 @@ import glimmer.api.certify_kinds  # noqa: F401  (registers Certification with th
 from glimmer.api.certify import Certification
 from glimmer.api.certify_options import CategoryOptions
 from glimmer.api.load import Loaded, load_paths, load_text, of_kind
-from glimmer.certify.catalog.entries import get_entry
+from glimmer.certify.catalog.entries import get_entry, measurement_profile
 from glimmer.certify.measure_threshold import unknown_keys
 from glimmer.errors import InputError, Location
 
@@ -48,6 +48,9 @@ class Category:
     options: Options
     collective: str = ""  # nccl: the nccl-tests testType
     level: int = 0  # dcgm: the diag level
+    # nccl: the LogProfile the entry's bandwidthMeasurement names; "" for the built-in
+    # nccl-bandwidth recipe (measure.NCCL_BANDWIDTH).
+    log_profile: str = ""
 
     @property
     def ref(self) -> str:
@@ -119,10 +122,14 @@ def _category(cert: Certification, index: int, loaded: Loaded | None) -> Categor
         )
     values = entry.data.get("values") or {}
     if c.domain == "communication" and values.get("testType") in SIM_COLLECTIVES:
-        return Category(c.domain, c.variant, "nccl", opts, collective=str(values["testType"]))
+        profile = measurement_profile(entry, "bandwidthMeasurement")
+        collective = str(values["testType"])
+        return Category(c.domain, c.variant, "nccl", opts, collective, log_profile=profile)
     if c.domain == "diagnostics" and isinstance(values.get("level"), int):
         return Category(c.domain, c.variant, "dcgm", opts, level=int(values["level"]))
     if c.domain == "training":
+        # Goodput is still read with the built-in Megatron recipe: the shipped
+        # megatron-training profile names its captures differently (globalStep, stepTiming).
         return Category(c.domain, c.variant, "training", opts)
     raise InputError(f"category {c.ref} is in the catalog but the simulator cannot run it", loc)
 

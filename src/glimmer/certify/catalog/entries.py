@@ -15,6 +15,9 @@ from typing import Any
 
 import yaml
 
+import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.load import load_text
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.merge import merge_dependency
 from glimmer.certify.platform.vocab import FRAMEWORKS
@@ -139,6 +142,34 @@ def log_profiles() -> list[Traversable]:
     """The built-in LogProfile files the catalog's measurements reference."""
     folder = _root().joinpath("logprofiles")
     return sorted((p for p in folder.iterdir() if p.name.endswith(".yaml")), key=lambda p: p.name)
+
+
+@cache
+def builtin_log_profiles() -> dict[str, LogProfile]:
+    """The built-in LogProfiles by name."""
+    found: dict[str, LogProfile] = {}
+    for path in log_profiles():
+        for item in load_text(path.read_text(encoding="utf-8"), f"logprofiles/{path.name}"):
+            if isinstance(item.obj, LogProfile):
+                found[item.name] = item.obj
+    return found
+
+
+def log_profile(name: str) -> LogProfile:
+    """A built-in LogProfile by name (PlatformError naming the known ones otherwise)."""
+    found = builtin_log_profiles()
+    if name not in found:
+        raise PlatformError(
+            f"LogProfile {name!r} is not built in (known: {', '.join(sorted(found))})"
+        )
+    return found[name]
+
+
+def measurement_profile(entry: Entry, measurement: str) -> str:
+    """The logProfileRef of an entry's ``bandwidthMeasurement`` or ``goodputMeasurement``; ""
+    when the entry has no such measurement."""
+    spec = (entry.data.get("jobTemplate") or {}).get("spec") or {}
+    return str((spec.get(measurement) or {}).get("logProfileRef") or "")
 
 
 def platform_overrides(platform: str) -> list[dict[str, Any]]:
