@@ -142,3 +142,41 @@ def test_unknown_category_and_bad_option_are_named(
     path.write_text(CERT.replace("{testScale: diagnose}", "{testScale: sideways}"))
     code, _, err = run(capsys, "run", "-f", str(path))
     assert code == 2 and "testScale" in err
+
+
+def test_a_taint_selector_no_node_carries_is_one_error_naming_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "taint.yaml"
+    bad.write_text(
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: Certification\nmetadata: {name: t}\n"
+        "spec:\n  target:\n    nodeNames: [hgx-node-0001]\n"
+        "    taintSelectors:\n      - {key: dedicated}\n"
+        "  categories:\n    - {domain: diagnostics, variant: dcgm-level1}\n"
+    )
+    code, out, err = run(capsys, "run", "-f", str(bad))
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err
+    assert lines[0].startswith(
+        f"error: {bad}:7, document 1, Certification/t, field spec.target.taintSelectors: "
+    )
+
+
+def test_include_unschedulable_certifies_a_drained_node(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    doc = (
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: Certification\nmetadata: {name: t}\n"
+        "spec:\n  target:\n    nodeNames: [hgx-node-0001, hgx-node-0002]\n{extra}"
+        "  categories:\n    - {domain: diagnostics, variant: dcgm-level1}\n"
+    )
+    drain = ["--fault", "gpu_node_drain@node:hgx-node-0001", "-o", "json"]
+    counts = []
+    for extra in ("", "    includeUnschedulable: true\n"):
+        path = tmp_path / "c.yaml"
+        path.write_text(doc.replace("{extra}", extra))
+        code, out, err = run(capsys, "run", "-f", str(path), *drain)
+        assert code == 0, err
+        counts.append(json.loads(out)["totalNodes"])
+    assert counts == [1, 2]

@@ -33,12 +33,28 @@ RACK_LABEL = "topology.glimmer.ai/rack"  # our rack label; clouds have their own
 LEAF_LABEL = "topology.glimmer.ai/leaf"  # the backend leaf of the node's rail-0 port
 
 
+# The taint Kubernetes puts on a cordoned node (``spec.unschedulable``).
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint: key, value ("" when none) and effect."""
+
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
 @dataclass(frozen=True)
 class NodeInfo:
-    """A node as the grouping sees it."""
+    """A node as the grouping sees it: its name and labels, and for target selection its
+    taints and whether it is cordoned."""
 
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
 
 
 @dataclass(frozen=True)

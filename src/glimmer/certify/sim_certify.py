@@ -1,7 +1,8 @@
 """A certification on the simulated fleet: every category over topology-aware groups, the
 logs read by the real parsers, the verdicts of §7.5, and isolation of failing groups.
 
-Order of work (specs/certify.md §3.1–3.2, §7): select the target nodes, keep the majority GPU
+Order of work (specs/certify.md §3.1–3.2, §7): select the target nodes (labels, names, taints;
+cordoned nodes only when the target opts in), keep the majority GPU
 architecture (others are excluded and the result is at best INCOMPLETE), then run the
 categories in list order, continuing after a failure. Communication categories isolate the
 nodes of a failed run (§7.4) so a report names nodes, not groups; diagnostics run one job per
@@ -12,9 +13,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from glimmer.certify.catalog.gpu import parse_product
-from glimmer.certify.grouping import PRODUCT_LABEL, RACK_LABEL, NodeInfo, fleet_nodes
+from glimmer.certify.grouping import (
+    PRODUCT_LABEL,
+    RACK_LABEL,
+    UNSCHEDULABLE_TAINT,
+    NodeInfo,
+    Taint,
+    fleet_nodes,
+)
 from glimmer.certify.sim_category_dcgm import run_diagnostics
 from glimmer.certify.sim_category_nccl import run_communication
 from glimmer.certify.sim_category_training import run_training_category
@@ -23,10 +32,31 @@ from glimmer.certify.sim_spec import Category, CertSpec
 from glimmer.errors import InputError
 from glimmer.sim.twin import FleetSim
 
+# The fault mode that is scheduler state on the simulator: a drained node is cordoned.
+DRAIN_MODE = "gpu_node_drain"
 
-def select(nodes: Sequence[NodeInfo], spec: CertSpec) -> list[NodeInfo]:
-    """Nodes matching the target: every nodeSelector label and every matchExpression (AND),
-    then the nodeNames filter (§2.1)."""
+
+def sim_nodes(twin: FleetSim, t: float = 0.0) -> list[NodeInfo]:
+    """The fleet's nodes as a cluster would list them at ``t``. A simulated node carries no
+    taint, except that a node whose every GPU a ``gpu_node_drain`` fault covers is cordoned:
+    unschedulable, with the cordon taint ``node.kubernetes.io/unschedulable:NoSchedule``."""
+    drained: set[int] = set()
+    for f in twin.active_faults(t):
+        if f.mode == DRAIN_MODE:
+            drained.update(int(g) for g in twin.reach.gpus(f.mode, f.target))
+    cordoned = {
+        n.hostname
+        for n in twin.topo.nodes
+        if n.gpu_count and all(g in drained for g in range(n.gpu_start, n.gpu_start + n.gpu_count))
+    }
+    cordon = (Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule"),)
+    return [
+        replace(n, taints=cordon, unschedulable=True) if n.name in cordoned else n
+        for n in fleet_nodes(twin.topo)
+    ]
+
+
+def _by_labels(nodes: Sequence[NodeInfo], spec: CertSpec) -> list[NodeInfo]:
     out = [
         n
         for n in nodes
@@ -36,7 +66,47 @@ def select(nodes: Sequence[NodeInfo], spec: CertSpec) -> list[NodeInfo]:
     if spec.node_names:
         names = set(spec.node_names)
         out = [n for n in out if n.name in names]
+    return out
+
+
+def select(nodes: Sequence[NodeInfo], spec: CertSpec) -> list[NodeInfo]:
+    """Nodes matching the target (§2.1): every nodeSelector label and every matchExpression
+    (AND), the nodeNames filter, every taintSelectors entry carried; cordoned nodes only when
+    the target keeps them (includeUnschedulable, or the cordon taint among the selectors)."""
+    out = [
+        n
+        for n in _by_labels(nodes, spec)
+        if all(t.matches(n.taints) for t in spec.taint_selectors)
+        and (spec.keeps_unschedulable or not n.unschedulable)
+    ]
     return sorted(out, key=lambda n: n.name)
+
+
+def _no_target(twin: FleetSim, every: Sequence[NodeInfo], spec: CertSpec) -> InputError:
+    """Why nothing was selected, naming the field that emptied the target."""
+    fleet = twin.topo.name
+    labelled = _by_labels(every, spec)
+    if labelled and spec.taint_selectors:
+        missing = [
+            t for t in spec.taint_selectors if not any(t.matches(n.taints) for n in labelled)
+        ]
+        shown = ", ".join(f"{t.key}={t.value or '*'}:{t.effect or '*'}" for t in missing)
+        return InputError(
+            f"no targeted node of fleet {fleet!r} carries every taint selected ({shown} on none); "
+            f"simulated nodes carry no taints but the cordon taint {UNSCHEDULABLE_TAINT} of "
+            f"drained nodes",
+            spec.locate("spec.target.taintSelectors"),
+        )
+    if labelled:
+        return InputError(
+            f"every targeted node of fleet {fleet!r} is cordoned (unschedulable); set "
+            "includeUnschedulable to certify them",
+            spec.locate("spec.target.includeUnschedulable"),
+        )
+    return InputError(
+        f"no node of fleet {fleet!r} matches the target of Certification/{spec.name}",
+        spec.locate("spec.target"),
+    )
 
 
 def arch_of(node: NodeInfo) -> str:
@@ -58,12 +128,10 @@ def certify(
     twin: FleetSim, spec: CertSpec, *, seed: int = 0, faults: Sequence[str] = ()
 ) -> CertResult:
     """Run ``spec`` on ``twin``; the result document."""
-    every = fleet_nodes(twin.topo)
+    every = sim_nodes(twin)
     targeted = select(every, spec)
     if not targeted:
-        raise InputError(
-            f"no node of fleet {twin.topo.name!r} matches the target of Certification/{spec.name}"
-        )
+        raise _no_target(twin, every, spec)
     arch = majority_arch(targeted)
     nodes = [n for n in targeted if arch_of(n) == arch]
     excluded = tuple(n.name for n in targeted if n not in nodes)

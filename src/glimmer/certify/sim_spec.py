@@ -16,6 +16,7 @@ from glimmer.api.certify import Certification
 from glimmer.api.certify_options import CategoryOptions
 from glimmer.api.load import Loaded, load_paths, load_text, of_kind
 from glimmer.certify.catalog.entries import get_entry, measurement_profile
+from glimmer.certify.grouping import UNSCHEDULABLE_TAINT, Taint
 from glimmer.certify.measure_threshold import unknown_keys
 from glimmer.errors import InputError, Location
 
@@ -74,12 +75,47 @@ class NodeRequirement:
 
 
 @dataclass(frozen=True)
+class TaintRequirement:
+    """A taintSelectors entry: the node must carry a taint with this key, and this value and
+    effect when they are set (§2.1)."""
+
+    key: str
+    value: str | None = None
+    effect: str | None = None
+
+    def matches(self, taints: Sequence[Taint]) -> bool:
+        return any(
+            t.key == self.key
+            and (self.value is None or t.value == self.value)
+            and (self.effect is None or t.effect == self.effect)
+            for t in taints
+        )
+
+
+@dataclass(frozen=True)
 class CertSpec:
     name: str
     node_selector: Mapping[str, str] = field(default_factory=dict)
     match_expressions: tuple[NodeRequirement, ...] = ()
     node_names: tuple[str, ...] = ()
     categories: tuple[Category, ...] = ()
+    taint_selectors: tuple[TaintRequirement, ...] = ()
+    include_unschedulable: bool = False
+    loaded: Loaded | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def keeps_unschedulable(self) -> bool:
+        """Cordoned nodes stay in the target: includeUnschedulable, or the cordon taint listed
+        in taintSelectors (the documented spelling of the same opt-in, §2.1)."""
+        return self.include_unschedulable or any(
+            t.key == UNSCHEDULABLE_TAINT for t in self.taint_selectors
+        )
+
+    def locate(self, path: str) -> Location:
+        """Where a field of the Certification is (file and line when it was loaded from one)."""
+        if self.loaded is None:
+            return Location(obj=f"Certification/{self.name}", field=path)
+        return self.loaded.locate(path)
 
 
 def _bytes(text: str | None) -> int:
@@ -146,6 +182,11 @@ def from_certification(cert: Certification, loaded: Loaded | None = None) -> Cer
         ),
         node_names=tuple(t.node_names or ()),
         categories=tuple(_category(cert, i, loaded) for i in range(len(cert.spec.categories))),
+        taint_selectors=tuple(
+            TaintRequirement(s.key, s.value, s.effect) for s in t.taint_selectors or ()
+        ),
+        include_unschedulable=bool(t.include_unschedulable),
+        loaded=loaded,
     )
 
 
