@@ -1,14 +1,15 @@
-"""Fault coverage of the built-in profiles (issue 4, item 5), at the runner level.
+"""Fault coverage of the built-in profiles (issue 4, item 5), through the engine.
 
-Each fault mode is injected alone; the built-in profiles' tests run on the nodes it reaches and
-on nodes it does not, through the simulated runners, contract.parse and the verdict rules
-(glimmer.sim.runners.coverage). Every mode must be seen by its expected detectors — or be
-marked out of scope by the mode table, or outside the built-in profiles with a runner that
-still sees it when run directly — and nothing may fail where the fault does not reach. A
-healthy 512-node fleet with measurement noise passes every built-in gate.
+Each fault mode is injected alone; every built-in profile runs as a BurnInRun through the
+engine on the simulator backend (tests/scenarios/engine_coverage.py) over the nodes the fault
+reaches and nodes it does not, and the finished runs' results are judged by
+glimmer.sim.runners.coverage. Every mode must be seen by its expected detectors — or be marked
+out of scope by the mode table, or outside the built-in profiles with a runner that still sees
+it when run directly — and nothing may fail where the fault does not reach. A healthy 512-node
+fleet with measurement noise passes every built-in profile run through the engine.
 
-Switching to the engine: pass ``runner=`` (a function settling one test on one unit through
-the engine on the simulator backend) to ``cover`` and ``healthy_sweep``; the assertions stay.
+The runner-level sweep (the same judging over harness.run_unit, no engine) must agree with the
+engine on which detectors fire.
 """
 
 from __future__ import annotations
@@ -17,18 +18,16 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from engine_coverage import ENGINE, Planned, builtin_profile, drive_runs
 
-from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim_driver import run_to_completion
-from glimmer.backends.sim_fleet import fleet_backend
 from glimmer.contract.vocab import Phase
-from glimmer.engine.reconciler import Engine
-from glimmer.plan.builtin import builtin_profile
+from glimmer.plan.builtin import builtin_tests
 from glimmer.sim.faults import Fault
 from glimmer.sim.modes import MODES
 from glimmer.sim.runners.coverage import (
     AI_FACTORY,
+    RUNNERS,
     SCENARIO_BY_MODE,
     HealthySweep,
     ModeResult,
@@ -47,12 +46,12 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "fault-coverage.md"
 
 @cache
 def _covered(mode: str) -> ModeResult:
-    return cover(mode)
+    return cover(mode, ENGINE)
 
 
 @cache
 def _healthy() -> HealthySweep:
-    return healthy_sweep()
+    return healthy_sweep(method=ENGINE)
 
 
 def test_every_mode_has_a_scenario_and_known_corrections() -> None:
@@ -68,6 +67,21 @@ def test_each_mode_alone_is_detected_or_declared_out_of_scope(mode: str) -> None
     assert problems(result) == []
     if not result.out_of_scope and mode not in OUTSIDE_BUILTINS:
         assert result.detected_by, f"{mode}: no built-in detector fired"
+    # Every built-in profile ran on the reached nodes, whatever failed first.
+    if result.scenario.affected:
+        assert {u.test for u in result.affected} >= _first_tests()
+
+
+@pytest.mark.parametrize("mode", [m.name for m in MODES])
+def test_the_runner_level_sweep_sees_what_the_engine_sees(mode: str) -> None:
+    engine = {(d.detector, d.status) for d in _covered(mode).detectors}
+    runners = {(d.detector, d.status) for d in cover(mode, RUNNERS).detectors}
+    assert runners == engine
+
+
+def _first_tests() -> set[str]:
+    """Each built-in profile's first test: it runs on every target even in a failFast run."""
+    return {tests[0] for tests in builtins().profiles.values()}
 
 
 def test_the_demo_faults_are_found_by_the_expected_tests() -> None:
@@ -78,43 +92,25 @@ def test_the_demo_faults_are_found_by_the_expected_tests() -> None:
     assert ("ib-write-bw", "bandwidthGbps") in nic
 
 
-def test_a_healthy_512_node_fleet_passes_every_built_in_gate() -> None:
+def test_a_healthy_512_node_fleet_passes_every_built_in_profile() -> None:
+    """Through the engine; also checks docs/fault-coverage.md, which needs the same sweep (one
+    test, so that the two workers do not both spend the sweep)."""
     sweep = _healthy()
     assert sweep.nodes == 512
     assert [(f.test, f.nodes, f.outcome.message) for f in sweep.failures] == []
-
-
-def test_the_coverage_document_is_current() -> None:
-    text = render([_covered(m.name) for m in MODES], _healthy())
+    for test, spec in builtins().tests.items():
+        if any(test in tests for tests in builtins().profiles.values()):
+            assert sweep.by_test.get(test, 0) >= (256 if spec.scope.value == "Pair" else 512)
+    text = render([_covered(m.name) for m in MODES], sweep, ENGINE)
     current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
     assert current == text, f"docs/fault-coverage.md is stale; regenerate it with: {REGENERATE}"
 
 
 def _engine_run(profile: str, targets: list[str], twin_faults: list[Fault]) -> BurnInRun:
-    topo = topology(AI_FACTORY)
-    twin = FleetSim(topo, twin_faults)
-    backend = fleet_backend(
-        twin, seed=3, tests=builtins().tests, profiles={profile: builtin_profile_or_fail(profile)}
-    )
-    run = BurnInRun.model_validate(
-        {
-            "apiVersion": "burnin.glimmer.ai/v1alpha1",
-            "kind": "BurnInRun",
-            "metadata": {"name": "coverage", "namespace": "default"},
-            "spec": {
-                "profileRef": profile,
-                "maxConcurrentNodes": 64,
-                "target": {"nodeNames": targets},
-            },
-        }
-    )
-    return run_to_completion(backend, Engine(backend), run)
-
-
-def builtin_profile_or_fail(name: str) -> BurnInProfile:
-    found = builtin_profile(name)
-    assert found is not None, name
-    return found
+    twin = FleetSim(topology(AI_FACTORY), twin_faults)
+    planned = Planned("coverage", profile, tuple(targets), 64)
+    runs = drive_runs(twin, [planned], {profile: builtin_profile(profile)}, builtin_tests())
+    return runs[planned.name]
 
 
 def test_the_engine_on_the_simulator_finds_the_demo_faults() -> None:

@@ -3,27 +3,31 @@ the nodes it reaches and on nodes it does not, and say which detector saw it.
 
 A detector (kind, metric) *detected* a mode when a built-in test of that kind, on a unit the
 fault reaches, settled Failed or Error because of it: its gate on the metric was violated, or
-the runner itself failed and the metric differs from the same call on the healthy fleet (the
+the runner itself failed and the metric differs from the same unit on the healthy fleet (the
 noise is seeded per call, so only the fault can move it). A detector is *exercised* by the
 built-in profiles when a built-in test of its kind (and scope) gates its metric, or its runner
 fails on that metric by itself; an exercised detector that did not fire is *missed*. Detectors
 the built-ins do not exercise are still probed directly, with a plain test of their kind, to
 show the runner sees the fault.
 
-This module is what tests/scenarios/test_fault_coverage.py asserts on and what
-docs/fault-coverage.md is generated from; the engine-level sweep will swap :func:`run_unit`
-for a run through the engine and keep the rest.
+How the tests are settled is a :class:`Method`. :data:`RUNNERS` settles one unit at a time
+through the simulated runners, contract.parse and the verdict rules (harness.run_unit), with no
+engine; the record — tests/scenarios/test_fault_coverage.py and docs/fault-coverage.md — runs
+the built-in profiles through the engine on the simulator backend instead (its method lives
+with the tests, tests/scenarios/engine_coverage.py: this layer may not import the engine). The
+judging below is the same for both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from typing import Any
 
 from glimmer.api.test import BurnInTestSpec
+from glimmer.contract.kinds import kind_spec
 from glimmer.contract.vocab import Phase, RunnerVerdict
 from glimmer.fleet.build import build
 from glimmer.fleet.generate import generate_fleet
@@ -145,7 +149,8 @@ class ModeResult:
     affected: tuple[UnitResult, ...]
     healthy: tuple[UnitResult, ...]
     detectors: tuple[DetectorResult, ...]
-    baseline: dict[tuple[str, tuple[str, ...]], UnitResult] = field(default_factory=dict)
+    # The reached units settled the same way on the healthy fleet, where a detector needed one.
+    baseline: tuple[UnitResult, ...] = ()
 
     @property
     def out_of_scope(self) -> bool:
@@ -159,35 +164,93 @@ class ModeResult:
         return tuple(r for r in self.healthy if r.outcome.phase is not Phase.PASSED)
 
 
-def _units(spec: BurnInTestSpec, nodes: Sequence[str], peer: str) -> list[tuple[str, ...]]:
-    if spec.scope.value == "Pair":
-        return [(peer, n) for n in nodes if n != peer]
-    return [(n,) for n in nodes]
+@dataclass(frozen=True)
+class Units:
+    """Where the built-in tests settle around a fault: every Node test on each node of
+    ``reached`` (the fault's) and ``unreached`` (nodes it does not reach), every Pair test on
+    each ``(server, client)`` of ``links``."""
+
+    reached: tuple[str, ...]
+    unreached: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.reached, *self.unreached)))
 
 
-def _healthy_units(spec: BurnInTestSpec, nodes: Sequence[str]) -> list[tuple[str, ...]]:
-    if spec.scope.value == "Pair":
-        return [tuple(nodes[:2])] if len(nodes) >= 2 else []
-    return [(n,) for n in nodes]
+# Settles the built-in tests on the units given, on one fleet. Called with the same units on
+# the faulty and on the healthy fleet, it must settle the same executions (the same seeds), so
+# a metric the runner failed on can be compared with its healthy value.
+Settle = Callable[[FleetSim, Units], list[UnitResult]]
 
-
-# How one built-in test is settled on one unit: the simulated runners through the verdict
-# rules (harness.run_unit) today; a run through the engine on the simulator backend can stand
-# in with the same signature.
+# How one test is settled on one unit (the probes): harness.run_unit, or a run through the
+# engine on the simulator backend, with the same signature.
 UnitRunner = Callable[[FleetSim, str, BurnInTestSpec, Sequence[str]], UnitResult]
 
 
-def run_tests(
-    twin: FleetSim,
-    units_of: Callable[[BurnInTestSpec], list[tuple[str, ...]]],
-    runner: UnitRunner = run_unit,
-) -> list[UnitResult]:
-    """Every built-in test (each once, whichever profiles share it) on the units given."""
-    out = []
-    for name, spec in builtins().tests.items():
-        for unit in units_of(spec):
-            out.append(runner(twin, name, spec, unit))
-    return out
+def per_unit(runner: UnitRunner = run_unit) -> Settle:
+    """Every built-in test (each once, whichever profiles share it) settled one unit at a time
+    by ``runner``."""
+
+    def settle(twin: FleetSim, units: Units) -> list[UnitResult]:
+        out = []
+        for name, spec in builtins().tests.items():
+            unit_list: list[tuple[str, ...]] = (
+                list(units.links) if spec.scope.value == "Pair" else [(n,) for n in units.nodes]
+            )
+            out += [runner(twin, name, spec, unit) for unit in unit_list]
+        return out
+
+    return settle
+
+
+@dataclass(frozen=True)
+class Method:
+    """How the sweep settles the built-in tests: around each fault (``settle``), a detector's
+    kind run directly (``probe``), and the healthy fleet (``healthy``). ``words`` and
+    ``healthy_words`` say how, in the coverage document."""
+
+    words: str
+    settle: Settle
+    probe: UnitRunner
+    healthy: Settle
+    healthy_words: str
+
+
+def _healthy_runner(
+    twin: FleetSim, name: str, spec: BurnInTestSpec, nodes: Sequence[str]
+) -> UnitResult:
+    return run_unit(twin, name, spec, nodes, seed=11)
+
+
+RUNNERS = Method(
+    words="through the simulated runners, the contract parser and the verdict rules, one unit "
+    "at a time, without the engine",
+    settle=per_unit(run_unit),
+    probe=run_unit,
+    healthy=per_unit(_healthy_runner),
+    healthy_words="every built-in test once on every node (Pair tests on neighbouring nodes)",
+)
+
+
+def _scenario_units(scenario: Scenario) -> Units:
+    links = [(scenario.peer, n) for n in scenario.affected if n != scenario.peer]
+    if len(scenario.healthy) >= 2:
+        links.append((scenario.healthy[0], scenario.healthy[1]))
+    return Units(scenario.affected, scenario.healthy, tuple(links))
+
+
+def _occurrences(results: Sequence[UnitResult]) -> list[tuple[str, tuple[str, ...], int]]:
+    """Each result's (test, unit, how many earlier results had both): a test that several
+    profiles share settles once per profile on a unit."""
+    seen: dict[tuple[str, tuple[str, ...]], int] = {}
+    keys = []
+    for r in results:
+        k = seen.get((r.test, r.nodes), 0)
+        seen[(r.test, r.nodes)] = k + 1
+        keys.append((r.test, r.nodes, k))
+    return keys
 
 
 def _gated(kind: str, metric: str, scope: str | None) -> bool:
@@ -204,17 +267,18 @@ def _gated(kind: str, metric: str, scope: str | None) -> bool:
 def _judge(
     det: CoverageDetector,
     affected: Sequence[UnitResult],
-    baseline: dict[tuple[str, tuple[str, ...]], UnitResult],
+    baseline: Callable[[int], UnitResult | None],
 ) -> tuple[Status, str]:
+    """``baseline(i)``: ``affected[i]``'s unit settled the same way on the healthy fleet."""
     specs = builtins().tests
     relevant = [
-        r for r in affected
+        (i, r) for i, r in enumerate(affected)
         if r.kind == det.kind and (det.scope is None or specs[r.test].scope.value == det.scope)
     ]  # fmt: skip
     if not relevant:
         where = f" at {det.scope} scope" if det.scope else ""
         return Status.OUTSIDE, f"no built-in test runs {det.kind}{where}"
-    for r in relevant:
+    for i, r in relevant:
         phase = r.outcome.phase
         unit = "/".join(r.nodes)
         if phase not in (Phase.FAILED, Phase.ERROR):
@@ -224,16 +288,18 @@ def _judge(
         for v in r.outcome.violations:
             if v.metric == det.metric:
                 return Status.DETECTED, f"{r.test} on {unit}: {v.reason}"
-        base = baseline.get((r.test, r.nodes))
         got = r.parsed.metrics.get(det.metric)
-        want = base.parsed.metrics.get(det.metric) if base else None
         runner_failed = r.parsed.verdict is RunnerVerdict.FAIL
-        if runner_failed and got is not None and got != want:
+        if not runner_failed or got is None:
+            continue
+        base = baseline(i)
+        want = base.parsed.metrics.get(det.metric) if base else None
+        if got != want:
             return Status.DETECTED, (
                 f"{r.test} on {unit}: runner failed, {det.metric}={got} (healthy {want})"
             )
     if det.metric is None or _gated(det.kind, det.metric, det.scope):
-        phases = ", ".join(f"{r.test}:{r.outcome.phase}" for r in relevant)
+        phases = ", ".join(f"{r.test}:{r.outcome.phase}" for _, r in relevant)
         return Status.MISSED, f"exercised but not seen ({phases})"
     return Status.NOT_GATED, f"no built-in {det.kind} test gates {det.metric}"
 
@@ -247,59 +313,70 @@ def _probe_spec(kind: str, scope: str, fleet: Topology) -> BurnInTestSpec:
         {"path": "/opt/dcgm-runtime", "mountPath": "/usr/local/dcgm"},
         {"path": disk, "mountPath": disk, "readOnly": False},
     ]
+    runner: dict[str, Any] = {
+        "privileged": True, "runAsUser": 0, "hostPaths": mounts,
+        "env": [{"name": "DISK_IO_PATH", "value": disk},
+                {"name": "BURNIN_VARIANT_PRECISION", "value": "bf16"}],
+    }  # fmt: skip
+    known = kind_spec(kind)
+    if known is None or known.default_image is None:
+        # A kind glimmer ships no image for (disk-io) runs the site's own; the engine refuses
+        # the test without one.
+        runner["image"] = f"registry.example.com/site/burnin-{kind}:probe"
     return BurnInTestSpec.model_validate(
-        {
-            "kind": kind, "scope": scope, "durationSeconds": 60, "hostNetwork": True,
-            "runner": {"privileged": True, "runAsUser": 0, "hostPaths": mounts,
-                       "env": [{"name": "DISK_IO_PATH", "value": disk},
-                               {"name": "BURNIN_VARIANT_PRECISION", "value": "bf16"}]},
-        }
-    )  # fmt: skip
+        {"kind": kind, "scope": scope, "durationSeconds": 60, "hostNetwork": True, "runner": runner}
+    )
 
 
-def _probe(det: CoverageDetector, scenario: Scenario, sick: FleetSim, well: FleetSim) -> str:
+def _probe(
+    det: CoverageDetector, scenario: Scenario, sick: FleetSim, well: FleetSim, runner: UnitRunner
+) -> str:
     """Run a plain test of the detector's kind on the first affected unit, sick and healthy."""
     if not scenario.affected or det.metric is None:
         return ""
-    from glimmer.contract.kinds import kind_spec
-
     known = kind_spec(det.kind)
     scopes = sorted(s.value for s in known.scopes) if known else ["Node"]
     scope = det.scope or ("Node" if "Node" in scopes else scopes[0])
     spec = _probe_spec(det.kind, scope, sick.topo)
     unit = (scenario.peer, scenario.affected[0]) if scope == "Pair" else scenario.affected[:1]
-    got = run_unit(sick, f"probe-{det.kind}", spec, unit)
-    base = run_unit(well, f"probe-{det.kind}", spec, unit)
+    got = runner(sick, f"probe-{det.kind}", spec, unit)
+    base = runner(well, f"probe-{det.kind}", spec, unit)
     a = got.parsed.metrics.get(det.metric, "absent")
     b = base.parsed.metrics.get(det.metric, "absent")
     seen = "sees it" if a != b or got.outcome.phase != base.outcome.phase else "blind"
     return f"{det.kind} ({scope}) {seen}: {det.metric}={a} vs healthy {b}, {got.outcome.phase}"
 
 
-def cover(mode_name: str, runner: UnitRunner = run_unit) -> ModeResult:
+def cover(mode_name: str, method: Method = RUNNERS) -> ModeResult:
     """Inject one mode alone and settle every built-in test around it."""
     mode = MODE_BY_NAME[mode_name]
     scenario = SCENARIO_BY_MODE[mode_name]
     topo = topology(scenario.fleet)
     sick = FleetSim(topo, [scenario.fault])
     well = FleetSim(topo)
+    units = _scenario_units(scenario)
+    reached = set(scenario.affected)
+    settled = method.settle(sick, units)
+    affected = [r for r in settled if reached & set(r.nodes)]
+    healthy = [r for r in settled if not reached & set(r.nodes)]
+    keys = _occurrences(affected)
+    found: list[UnitResult] = []
 
-    def affected_units(spec: BurnInTestSpec) -> list[tuple[str, ...]]:
-        return _units(spec, scenario.affected, scenario.peer)
+    def baseline(i: int) -> UnitResult | None:
+        if not found:  # settled once, and only when a detector asks
+            found.extend(r for r in method.settle(well, units) if reached & set(r.nodes))
+        return dict(zip(_occurrences(found), found, strict=True)).get(keys[i])
 
-    affected = run_tests(sick, affected_units, runner)
-    baseline = {(r.test, r.nodes): r for r in run_tests(well, affected_units, runner)}
-    healthy = run_tests(sick, lambda s: _healthy_units(s, scenario.healthy), runner)
     results = []
     for det in detectors(mode):
         status, evidence = _judge(det, affected, baseline)
-        probe = "" if status is Status.DETECTED else _probe(det, scenario, sick, well)
+        probe = "" if status is Status.DETECTED else _probe(det, scenario, sick, well, method.probe)
         results.append(DetectorResult(det, status, evidence, probe))
-    return ModeResult(mode, scenario, tuple(affected), tuple(healthy), tuple(results), baseline)
+    return ModeResult(mode, scenario, tuple(affected), tuple(healthy), tuple(results), tuple(found))
 
 
-def cover_all(runner: UnitRunner = run_unit) -> list[ModeResult]:
-    return [cover(m.name, runner) for m in MODES]
+def cover_all(method: Method = RUNNERS) -> list[ModeResult]:
+    return [cover(m.name, method) for m in MODES]
 
 
 def problems(result: ModeResult) -> list[str]:
@@ -338,31 +415,15 @@ class HealthySweep:
     by_test: dict[str, int]
 
 
-def healthy_sweep(
-    gpus: int = 4096, seed: int = 11, runner: UnitRunner | None = None
-) -> HealthySweep:
+def healthy_sweep(gpus: int = 4096, method: Method = RUNNERS) -> HealthySweep:
     """Every built-in test on every node of a healthy generated HGX fleet (pairs: neighbours),
     with measurement noise; nothing may settle other than Passed."""
     topo = build(generate_fleet(gpus, "hgx", f"healthy-{gpus}"), source="generated")
-    twin = FleetSim(topo)
-    hosts = [n.hostname for n in topo.nodes]
-    failures: list[UnitResult] = []
+    hosts = tuple(n.hostname for n in topo.nodes)
+    links = tuple((hosts[i], hosts[i + 1]) for i in range(0, len(hosts) - 1, 2))
+    settled = method.healthy(FleetSim(topo), Units((), hosts, links))
     counts: dict[str, int] = {}
-    units = 0
-    for name, spec in builtins().tests.items():
-        unit_list: list[tuple[str, ...]]
-        if spec.scope.value == "Pair":
-            unit_list = [(hosts[i], hosts[i + 1]) for i in range(0, len(hosts) - 1, 2)]
-        else:
-            unit_list = [(h,) for h in hosts]
-        for unit in unit_list:
-            r = (
-                runner(twin, name, spec, unit)
-                if runner is not None
-                else run_unit(twin, name, spec, unit, seed=seed)
-            )
-            units += 1
-            counts[name] = counts.get(name, 0) + 1
-            if r.outcome.phase is not Phase.PASSED:
-                failures.append(r)
-    return HealthySweep(len(hosts), units, tuple(failures), counts)
+    for r in settled:
+        counts[r.test] = counts.get(r.test, 0) + 1
+    failures = tuple(r for r in settled if r.outcome.phase is not Phase.PASSED)
+    return HealthySweep(len(hosts), len(settled), failures, counts)

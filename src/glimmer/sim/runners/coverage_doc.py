@@ -1,11 +1,14 @@
 """Render docs/fault-coverage.md from the mode table and the coverage sweep's results.
 
-Regenerate with::
+The document records the sweep through the engine on the simulator backend; that method lives
+with the tests (this layer may not import the engine), so regenerate with::
 
-    .venv/bin/python -m glimmer.sim.runners.coverage_doc --write docs/fault-coverage.md
+    .venv/bin/python tests/scenarios/engine_coverage.py --write docs/fault-coverage.md
 
-tests/scenarios/test_fault_coverage.py fails when the checked-in file differs from what this
-renders, and prints that command.
+which calls :func:`main` with the engine's method. tests/scenarios/test_fault_coverage.py fails
+when the checked-in file differs from what this renders, and prints that command. Run as
+``python -m glimmer.sim.runners.coverage_doc`` this module prints the same document measured
+at the runner level (no engine), for comparison.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import sys
 from pathlib import Path
 
 from glimmer.sim.runners.coverage import (
+    RUNNERS,
     HealthySweep,
+    Method,
     ModeResult,
     cover_all,
     healthy_sweep,
@@ -24,7 +29,7 @@ from glimmer.sim.runners.coverage import (
 from glimmer.sim.runners.detectors import ADDED, OUTSIDE_BUILTINS, REMOVED
 from glimmer.sim.runners.harness import builtins
 
-REGENERATE = ".venv/bin/python -m glimmer.sim.runners.coverage_doc --write docs/fault-coverage.md"
+REGENERATE = ".venv/bin/python tests/scenarios/engine_coverage.py --write docs/fault-coverage.md"
 
 
 def _cell(text: str) -> str:
@@ -88,17 +93,24 @@ def _detail(r: ModeResult) -> list[str]:
     outcomes = sorted({f"{u.test} {u.outcome.phase}" for u in r.affected})
     if outcomes:
         lines += ["Built-in tests on the reached units: " + ", ".join(outcomes) + ".", ""]
+        planned = {t for tests in builtins().profiles.values() for t in tests}
+        never = sorted(planned - {u.test for u in r.affected})
+        if never:
+            lines += [
+                "Never started on the reached units (a failFast run stopped at its first "
+                f"failure): {', '.join(never)}.",
+                "",
+            ]
     bad = problems(r)
     if bad:
         lines += ["Problems:", *[f"- {_cell(p)}" for p in bad], ""]
     return lines
 
 
-def _healthy(h: HealthySweep) -> list[str]:
+def _healthy(h: HealthySweep, method: Method) -> list[str]:
     lines = [
-        f"Every built-in test on every node of a healthy generated HGX H100 fleet of {h.nodes} "
-        f"nodes (Pair tests on neighbouring nodes), with measurement noise: {h.units} units, "
-        f"**{len(h.failures)} not passed**.",
+        f"A healthy generated HGX H100 fleet of {h.nodes} nodes, with measurement noise: "
+        f"{method.healthy_words}. {h.units} units settled, **{len(h.failures)} not passed**.",
         "",
         "| test | units |",
         "|---|---|",
@@ -109,7 +121,7 @@ def _healthy(h: HealthySweep) -> list[str]:
     return lines
 
 
-def render(results: list[ModeResult], healthy: HealthySweep) -> str:
+def render(results: list[ModeResult], healthy: HealthySweep, method: Method) -> str:
     b = builtins()
     profiles = ", ".join(f"`{p}` ({', '.join(t)})" for p, t in b.profiles.items())
     lines = [
@@ -121,17 +133,18 @@ def render(results: list[ModeResult], healthy: HealthySweep) -> str:
         "Each fault mode of the simulator (`glimmer.sim.modes.MODES`) is injected alone into a "
         "64-node generated HGX H100 fleet (or the built-in `ai-factory` fleet where the mode "
         "needs an NVL72 rack, shared storage or a scheduler). Every test of the built-in "
-        f"profiles — {profiles} — runs through the simulated runners, the contract parser and "
-        "the verdict rules on the nodes the fault reaches and on nodes it does not.",
+        f"profiles — {profiles} — runs on the nodes the fault reaches and on nodes it does "
+        f"not, {method.words}.",
         "",
         "A detector (kind, metric) is **detected** when a built-in test of that kind settled "
         "Failed or Error on a reached unit because of it: its gate on the metric was violated, "
-        "or the runner itself failed and the metric differs from the same call on the healthy "
-        "fleet. **missed** means the built-ins gate that metric (or the runner fails on it) yet "
-        "nothing settled on it — the sweep fails then. **not gated** means a built-in test runs "
-        "the kind but nothing judges the metric; **outside** means no built-in test runs the "
-        "kind at that scope. Those are run directly with a plain test of the kind to show "
-        "whether the runner sees the fault at all.",
+        "or the runner itself failed and the metric differs from the same unit settled the same "
+        "way (the same runs, so the same seeds) on the healthy fleet. **missed** means the "
+        "built-ins gate that metric (or the runner fails on it) yet nothing settled on it — the "
+        "sweep fails then. **not gated** means a built-in test runs the kind but nothing judges "
+        "the metric; **outside** means no built-in test runs the kind at that scope. Those are "
+        "run directly with a plain test of the kind to show whether the runner sees the fault "
+        "at all.",
         "",
         "## Summary",
         "",
@@ -139,7 +152,7 @@ def render(results: list[ModeResult], healthy: HealthySweep) -> str:
         "",
         "## The healthy fleet",
         "",
-        *_healthy(healthy),
+        *_healthy(healthy, method),
         "",
         "## Corrections to the mode table's detectors",
         "",
@@ -160,15 +173,15 @@ def render(results: list[ModeResult], healthy: HealthySweep) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def generate() -> str:
-    return render(cover_all(), healthy_sweep())
+def generate(method: Method = RUNNERS) -> str:
+    return render(cover_all(method), healthy_sweep(method=method), method)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, method: Method = RUNNERS) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--write", metavar="PATH", help="write the document here")
     args = parser.parse_args(argv)
-    text = generate()
+    text = generate(method)
     if args.write:
         Path(args.write).write_text(text, encoding="utf-8")
     else:
