@@ -1,7 +1,7 @@
 """Fault coverage of the built-in profiles (issue 4, item 5), through the engine.
 
 Each fault mode is injected alone; every built-in profile runs as a BurnInRun through the
-engine on the simulator backend (tests/scenarios/engine_coverage.py) over the nodes the fault
+engine on the simulator backend (glimmer.backends.sim_coverage) over the nodes the fault
 reaches and nodes it does not, and the finished runs' results are judged by
 glimmer.sim.runners.coverage. Every mode must be seen by its expected detectors — or be marked
 out of scope by the mode table, or outside the built-in profiles with a runner that still sees
@@ -18,9 +18,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from engine_coverage import ENGINE, Planned, builtin_profile, drive_runs
 
 from glimmer.api.run import BurnInRun
+from glimmer.backends.sim_coverage import ENGINE, Planned, builtin_profile, drive_runs
 from glimmer.contract.vocab import Phase
 from glimmer.plan.builtin import builtin_tests
 from glimmer.sim.faults import Fault

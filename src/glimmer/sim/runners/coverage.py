@@ -14,7 +14,7 @@ How the tests are settled is a :class:`Method`. :data:`RUNNERS` settles one unit
 through the simulated runners, contract.parse and the verdict rules (harness.run_unit), with no
 engine; the record — tests/scenarios/test_fault_coverage.py and docs/fault-coverage.md — runs
 the built-in profiles through the engine on the simulator backend instead (its method lives
-with the tests, tests/scenarios/engine_coverage.py: this layer may not import the engine). The
+with the tests, glimmer.backends.sim_coverage: this layer may not import the engine). The
 judging below is the same for both.
 """
 

@@ -3,7 +3,7 @@
 The document records the sweep through the engine on the simulator backend; that method lives
 with the tests (this layer may not import the engine), so regenerate with::
 
-    .venv/bin/python tests/scenarios/engine_coverage.py --write docs/fault-coverage.md
+    .venv/bin/python -m glimmer.backends.sim_coverage --write docs/fault-coverage.md
 
 which calls :func:`main` with the engine's method. tests/scenarios/test_fault_coverage.py fails
 when the checked-in file differs from what this renders, and prints that command. Run as
@@ -29,7 +29,7 @@ from glimmer.sim.runners.coverage import (
 from glimmer.sim.runners.detectors import ADDED, OUTSIDE_BUILTINS, REMOVED
 from glimmer.sim.runners.harness import builtins
 
-REGENERATE = ".venv/bin/python tests/scenarios/engine_coverage.py --write docs/fault-coverage.md"
+REGENERATE = ".venv/bin/python -m glimmer.backends.sim_coverage --write docs/fault-coverage.md"
 
 
 def _cell(text: str) -> str:

@@ -3,8 +3,8 @@
 glimmer.sim.runners.coverage decides what a fault must look like and judges the settled units;
 this module settles them the way a user's run does: each built-in profile is a BurnInRun that
 ``fleet_backend`` + ``Engine`` drive to a verdict over the fleet twin, and the finished runs'
-results are what the coverage module judges. It lives with the tests because the coverage
-module sits in ``glimmer.sim``, below the engine and the backends.
+results are what the coverage module judges. It lives here, beside the simulator backend,
+because the coverage module sits in ``glimmer.sim``, below the engine.
 
 Around a fault (:func:`engine_settle`): a Node-scope profile runs once over the reached and the
 unreached nodes together, ``maxConcurrentNodes`` = the number of targets (a ``failFast``
@@ -16,7 +16,7 @@ side by side.
 
 Run as a script, it regenerates docs/fault-coverage.md::
 
-    .venv/bin/python tests/scenarios/engine_coverage.py --write docs/fault-coverage.md
+    .venv/bin/python -m glimmer.backends.sim_coverage --write docs/fault-coverage.md
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def engine_unit(
 
 ENGINE = Method(
     words="through the run engine on the simulator backend (`fleet_backend` + `Engine`, "
-    "tests/scenarios/engine_coverage.py): each built-in profile runs once as a BurnInRun over "
+    "glimmer.backends.sim_coverage): each built-in profile runs once as a BurnInRun over "
     "the reached and the unreached nodes together, `maxConcurrentNodes` = the number of targets "
     "(a `failFast` profile's unreached nodes get a run of their own, so a failure on a reached "
     "node cannot cut them short), `pair-network` once per link; the finished runs' results are "
