@@ -40,11 +40,9 @@ def _views(twin: FleetSim, call: RunnerCall) -> tuple[NodeView, NodeView] | str:
     return here, there
 
 
-def _pair_preamble(
-    twin: FleetSim, call: RunnerCall, out: Stdout, *, gdr: bool = False
-) -> tuple[End, End] | RunnerOutput:
-    """The refusals every Pair-only RDMA runner makes, in the order it makes them; on success
-    (this end, the peer's end)."""
+def _pair_ends(twin: FleetSim, call: RunnerCall, out: Stdout) -> tuple[End, End] | RunnerOutput:
+    """What every Pair-only runner checks first: not a Group rank (exit 3), half of a Pair
+    (else a declared skip), both nodes in the fleet; on success (this end, the peer's end)."""
     refused = group_refusal(call, out)
     if refused is not None:
         return refused
@@ -53,7 +51,18 @@ def _pair_preamble(
     got = _views(twin, call)
     if isinstance(got, str):
         return out.errored(got, 0.2)
-    here, there = end(got[0]), end(got[1])
+    return end(got[0]), end(got[1])
+
+
+def _pair_preamble(
+    twin: FleetSim, call: RunnerCall, out: Stdout, *, gdr: bool = False
+) -> tuple[End, End] | RunnerOutput:
+    """The refusals every Pair-only RDMA runner makes, in the order it makes them; on success
+    (this end, the peer's end)."""
+    ends = _pair_ends(twin, call, out)
+    if isinstance(ends, RunnerOutput):
+        return ends
+    here, there = ends
     if here.nic is None:
         return out.skipped("no RDMA device on this node", 0.3)
     if gdr:
@@ -161,15 +170,10 @@ def gpudirect_rdma(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
 
 def tcp_baseline(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     out = Stdout("TCP_BASELINE")
-    refused = group_refusal(call, out)
-    if refused is not None:
-        return refused
-    if not role_of(call):
-        return out.skipped("not half of a Pair (no BURNIN_ROLE)", 0.2)
-    got = _views(twin, call)
-    if isinstance(got, str):
-        return out.errored(got, 0.2)
-    here, there = end(got[0]), end(got[1])
+    ends = _pair_ends(twin, call, out)
+    if isinstance(ends, RunnerOutput):
+        return ends
+    here, there = ends
     mgmt = next((n.name for n in here.view.node.nics if n.role == "frontend"), "eth0")
     if here.nic is None:
         return out.skipped(f"the only route to the peer is the management interface {mgmt}", 0.3)
