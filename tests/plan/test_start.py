@@ -171,3 +171,16 @@ def test_a_malformed_gate_refuses_the_run_before_anything_is_touched() -> None:
     assert decision.message.startswith("2 malformed thresholds")
     assert "(eccErrors, Malformed)" in decision.message
     assert "(Bad_Name, Malformed)" in decision.message
+
+
+def test_a_given_profile_resolves_a_built_in_test_it_names() -> None:
+    decision = _start(profile({"testRef": "host-fault-counters"}))
+    assert isinstance(decision, Admitted)
+    assert [t.name for t in decision.plan.tests] == ["host-fault-counters"]
+
+
+def test_a_given_profiles_test_of_the_users_wins_over_the_built_in_of_that_name() -> None:
+    mine = spec("host-health", durationSeconds=7)
+    decision = _start(profile({"testRef": "host-fault-counters"}), {"host-fault-counters": mine})
+    assert isinstance(decision, Admitted)
+    assert decision.plan.tests[0].spec.duration_seconds == 7

@@ -12,19 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from glimmer.api.load import load_paths, of_kind
+from pydantic import BaseModel
+
+from glimmer.api.load import Loaded, collect_paths, expand_paths, of_kind
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.backends.sim_fleet import fleet_nodes
-from glimmer.errors import InputError
+from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
 from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
-from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin
+from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin, tests_with_builtin
 from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.resolve import ResolveError, resolve_entries
 from glimmer.plan.targets import TargetError, resolve_targets, unknown_node_names
 from glimmer.sim.twin import FleetSim, from_spec
 from glimmer.sinks.config import sinks_from_specs
@@ -54,6 +57,22 @@ DEFAULT_SINK_STATE = ".glimmer/outbox"
 # (2 s doubling, about a minute in all) pass on a virtual clock; and a receiver that never
 # answers may cost each sink at most this many wall seconds of failed attempts per command.
 SINK_WALL_ALLOWANCE = 5.0
+# What ``glimmer run -f`` reads. A file holding none of these (empty, or another command's
+# kind) would otherwise fall through to the default acceptance run on every node.
+RUN_KINDS: tuple[type[BaseModel], ...] = (BurnInTest, BurnInProfile, BurnInRun, BurnInSink)
+# Where a kind glimmer knows, but a flag does not take, is read instead: said in the refusal.
+READ_BY = {
+    "BurnInTest": "glimmer run -f",
+    "BurnInProfile": "glimmer run -f",
+    "BurnInRun": "glimmer run -f",
+    "BurnInSink": "glimmer run -f",
+    "BurnInSchedule": "glimmer schedule run -f",
+    "NodeFingerprint": "glimmer fingerprint --against",
+    "Fleet": "--fleet",
+    "Certification": "glimmer certify run -f",
+    "WorkloadRun": "glimmer certify render -f",
+    "LogProfile": "glimmer certify render -f",
+}
 
 
 @dataclass(frozen=True)
@@ -104,11 +123,56 @@ class RunInputs:
         return self.run.metadata.namespace or NAMESPACE
 
 
-def _one_run(runs: list[tuple[BurnInRun, str]]) -> BurnInRun | None:
+def _kind_names(kinds: tuple[type[BaseModel], ...]) -> str:
+    names = [str(getattr(kind, "KIND", kind.__name__)) for kind in kinds]
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+
+
+def _foreign(error: InputError, flag: str, wanted: str) -> InputError:
+    # A Fleet is glimmer's own kind, but not one the resource loader reads (its apiVersion is
+    # "unknown" there): say what it is and where it goes rather than blame its apiVersion.
+    kind = (error.location.obj or "").split("/", 1)[0]
+    if error.location.field != "apiVersion" or kind not in READ_BY or kind in wanted:
+        return error
+    where = Location(error.location.file, error.location.document, error.location.obj)
+    where.line = error.location.line
+    return InputError(f"{flag} takes {wanted}, not a {kind}; {READ_BY[kind]} reads it", where)
+
+
+def load_kinds(
+    flag: str, paths: tuple[str, ...] | list[str], kinds: tuple[type[BaseModel], ...]
+) -> list[Loaded]:
+    """Every object of the files ``flag`` names, each of one of ``kinds``.
+
+    A file that holds no object (empty, comments only) or an object of another kind is bad
+    input naming that file and what it holds: a command never falls back to a default because
+    the file it was given said nothing it reads.
+    """
+    wanted = _kind_names(kinds)
+    loaded, errors = collect_paths(list(paths))
+    if errors:
+        raise InputErrors([_foreign(error, flag, wanted) for error in errors])
+    for item in loaded:
+        if not isinstance(item.obj, kinds):
+            elsewhere = READ_BY.get(item.kind)
+            hint = f"; {elsewhere} reads it" if elsewhere else ""
+            raise InputError(f"{flag} takes {wanted}, not a {item.kind}{hint}", item.locate())
+    sources = {item.source for item in loaded}
+    for name in expand_paths(list(paths)):
+        source = "<stdin>" if name == "-" else name
+        if source not in sources:
+            raise InputError(
+                f"{flag}: holds no {wanted} (no document at all: empty or comments only)",
+                Location(file=source),
+            )
+    return loaded
+
+
+def _one_run(runs: list[tuple[BurnInRun, Loaded]]) -> tuple[BurnInRun, Loaded] | None:
     if len(runs) > 1:
-        names = ", ".join(ref for _, ref in runs)
+        names = ", ".join(item.ref for _, item in runs)
         raise InputError(f"-f: several BurnInRuns given ({names}); glimmer run runs one")
-    return runs[0][0].model_copy(deep=True) if runs else None
+    return (runs[0][0].model_copy(deep=True), runs[0][1]) if runs else None
 
 
 def _profile_ref(flags: RunFlags, run: BurnInRun | None, loaded: dict[str, BurnInProfile]) -> str:
@@ -122,22 +186,43 @@ def _profile_ref(flags: RunFlags, run: BurnInRun | None, loaded: dict[str, BurnI
 
 
 def _check_profile(
-    ref: str, loaded: dict[str, BurnInProfile], tests: dict[str, BurnInTestSpec]
+    ref: str, loaded: dict[str, BurnInProfile], tests: dict[str, BurnInTestSpec], where: Location
 ) -> None:
     if ref in loaded or profile_or_builtin(ref, None, tests) is not None:
         return
     known = ", ".join(builtin_profile_names())
     given = f"; loaded: {', '.join(loaded)}" if loaded else ""
+    what = f"unknown profile {ref}" if where.file else f"--profile {ref}: unknown profile"
     raise InputError(
-        f"--profile {ref}: unknown profile, not in the files given and not built in "
-        f"(built-in: {known}{given})"
+        f"{what}, not in the files given and not built in (built-in: {known}{given})", where
     )
+
+
+def _check_test_refs(
+    profiles: list[tuple[BurnInProfile, Loaded]], tests: dict[str, BurnInTestSpec]
+) -> None:
+    """Every entry of every profile given names a test that exists (given or built in): a
+    typo in a testRef is refused here, before anything runs, at the line it was written on."""
+    known = tests_with_builtin(tests)
+    for profile, item in profiles:
+        try:
+            resolve_entries(profile, known)
+        except ResolveError as error:
+            raise InputError(
+                f"{error.message} (not in the files given, and no built-in test has that name)",
+                item.locate(error.field),
+            ) from None
 
 
 def _node_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not names or any(not n for n in names):
         raise InputError(f"--nodes {text!r}: expected node names separated by commas")
+    twice = [name for name in dict.fromkeys(names) if names.count(name) > 1]
+    if twice:
+        raise InputError(
+            f"--nodes: {name_some(twice, MAX_NAMED)} named more than once; name each node once"
+        )
     return names
 
 
@@ -152,18 +237,28 @@ def _target(flags: RunFlags, run: BurnInRun | None, topo: Topology) -> TargetSel
     return TargetSelector(node_names=[n.hostname for n in topo.nodes])
 
 
-def _check_targets(target: TargetSelector, nodes: list[NodeInfo], fleet: str) -> list[str]:
+def check_targets(
+    target: TargetSelector, nodes: list[NodeInfo], fleet: str, written: Loaded | None
+) -> list[str]:
+    """The target's node names on ``fleet``; InputError for a node the fleet lacks or a
+    selector that selects nothing, at ``written``'s ``spec.target`` field when the target was
+    written in a file (a BurnInRun, a BurnInSchedule), else as ``--nodes``."""
     unknown = unknown_node_names(target, nodes)
     if unknown:
         some = name_some([n.name for n in nodes], MAX_NAMED)
-        raise InputError(
-            f"--nodes: unknown node {name_some(unknown, MAX_NAMED)}, not in fleet {fleet} "
-            f"({len(nodes)} nodes: {some})"
-        )
+        what = f"unknown node {name_some(unknown, MAX_NAMED)}, not in fleet {fleet} "
+        what += f"({len(nodes)} nodes: {some})"
+        if written is None:
+            raise InputError(f"--nodes: {what}")
+        index = (target.node_names or []).index(unknown[0])
+        raise InputError(what, written.locate(f"spec.target.nodeNames[{index}]"))
     try:
         return resolve_targets(target, nodes)
     except TargetError as error:
-        raise InputError(f"the run's target: {error.message}") from None
+        if written is None:
+            raise InputError(f"the run's target: {error.message}") from None
+        field = "spec.target.nodeSelector" if target.node_selector else "spec.target"
+        raise InputError(f"{error.message} in fleet {fleet}", written.locate(field)) from None
 
 
 def _faults(flags: RunFlags) -> list[FaultSpec]:
@@ -191,18 +286,22 @@ def assemble(flags: RunFlags) -> RunInputs:
     """The checked inputs of one run; InputError naming the first thing that is wrong."""
     if flags.max_concurrent is not None and flags.max_concurrent < 1:
         raise InputError(f"--max-concurrent {flags.max_concurrent}: must be 1 or more")
-    loaded = load_paths(list(flags.files)) if flags.files else []
+    loaded = load_kinds("-f", flags.files, RUN_KINDS) if flags.files else []
     profiles = {item.name: obj for obj, item in of_kind(loaded, BurnInProfile)}
     sources = {item.name: item.source for _, item in of_kind(loaded, BurnInProfile)}
     tests = {item.name: obj.spec for obj, item in of_kind(loaded, BurnInTest)}
-    given = _one_run([(obj, item.ref) for obj, item in of_kind(loaded, BurnInRun)])
+    found = _one_run(of_kind(loaded, BurnInRun))
+    given, written = found if found is not None else (None, None)
     ref = _profile_ref(flags, given, profiles)
-    _check_profile(ref, profiles, tests)
+    from_file = written is not None and not flags.profile
+    where = written.locate("spec.profileRef") if from_file and written else Location()
+    _check_profile(ref, profiles, tests, where)
+    _check_test_refs(of_kind(loaded, BurnInProfile), tests)
 
     topo = load_topology(flags.fleet)
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
     target = _target(flags, given, topo)
-    targets = _check_targets(target, nodes, topo.name)
+    targets = check_targets(target, nodes, topo.name, written if flags.nodes is None else None)
     planted = _faults(flags)
     twin = FleetSim(topo, [from_spec(f) for f in planted])
 

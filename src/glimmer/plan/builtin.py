@@ -2,8 +2,10 @@
 name without any file of the user's.
 
 A run's ``profileRef`` names a profile in its namespace; when no such profile was given, a
-built-in profile of that name stands in (:func:`profile_or_builtin`), with the built-in tests
-filling in whatever test names the given tests lack.
+built-in profile of that name stands in (:func:`profile_or_builtin`). Either way the built-in
+tests are part of every namespace: a ``testRef`` the given tests lack resolves to the built-in
+test of that name, and a test of the user's with the same name wins, so a custom profile can
+name ``host-fault-counters`` without copying its file.
 """
 
 from __future__ import annotations
@@ -68,13 +70,17 @@ def profile_or_builtin(
 ) -> tuple[BurnInProfile, dict[str, BurnInTestSpec]] | None:
     """The profile a run's ``profileRef`` names, and the tests it may refer to.
 
-    A given ``profile`` wins, with ``tests`` as given. Without one, the built-in profile of
-    that name is used, and a test name ``tests`` lacks resolves to the built-in test (the
-    user's own test of the same name wins). None when neither exists.
+    A given ``profile`` wins over the built-in profile of that name; without one, the built-in
+    profile is used. None when neither exists. The tests are ``tests`` over the built-in ones:
+    a test name ``tests`` lacks resolves to the built-in test, the user's own of the same name
+    wins.
     """
-    if profile is not None:
-        return profile, dict(tests)
-    found = builtin_profile(profile_ref)
+    found = profile if profile is not None else builtin_profile(profile_ref)
     if found is None:
         return None
-    return found, {**builtin_tests(), **tests}
+    return found, tests_with_builtin(tests)
+
+
+def tests_with_builtin(tests: Mapping[str, BurnInTestSpec]) -> dict[str, BurnInTestSpec]:
+    """The tests a profile may name: the built-in ones, with ``tests`` winning on a name."""
+    return {**builtin_tests(), **tests}
