@@ -41,3 +41,23 @@ def test_the_issue_2_commands_exist() -> None:
 def test_an_unknown_command_is_a_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["no-such-command"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", _command_paths(), ids=lambda p: " ".join(p) or "glimmer")
+def test_every_command_answers_dash_h_like_help(
+    path: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*path, "-h"]) == 0
+    short = capsys.readouterr().out
+    assert main([*path, "--help"]) == 0
+    assert short == capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", _command_paths(), ids=lambda p: " ".join(p) or "glimmer")
+def test_help_shows_what_to_type_not_python_types(
+    path: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*path, "--help"]) == 0
+    out = capsys.readouterr().out
+    for python_type in ("<bool>", "<str>", "<int>", "<float>", "<list[", "<path>"):
+        assert python_type not in out

@@ -25,6 +25,7 @@ from glimmer.cli import (
     schedule_cmd,
     sink_cmd,
 )
+from glimmer.cli.help_style import CONTEXT_SETTINGS, styled
 from glimmer.errors import InputError, InputErrors
 
 app = typer.Typer(
@@ -33,6 +34,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=CONTEXT_SETTINGS,
 )
 
 
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     own input errors are caught here so that none of them ever shows a traceback.
     """
     try:
-        app(args=argv, standalone_mode=True)
+        styled(app).main(args=argv, prog_name="glimmer", standalone_mode=True)
         code: int = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
