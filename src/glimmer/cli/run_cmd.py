@@ -43,6 +43,8 @@ from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
 from glimmer.reports import write_reports
+from glimmer.reports.folder import refuse_unwritable
+from glimmer.reports.folder import summary as report_summary
 from glimmer.sinks.config import FLAG_FORMS
 from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict.text import name_some
@@ -159,15 +161,14 @@ def report_dir_for(
 
 def _write_reports(final: BurnInRun, inputs: RunInputs, out_dir: Path, output: RunOutput) -> None:
     paths = write_reports(final, out_dir, ["all"], fleet=inputs.topo)
+    # One line however many nodes: the folder and how many files of each kind it now holds.
+    line = report_summary(out_dir, paths)
     if output is RunOutput.TABLE:
         console.print()
-        console.print("Reports:", markup=False)
-        for path in paths:
-            console.print(f"  {path}", markup=False, soft_wrap=True)
+        console.print(f"Reports: {line}", markup=False, soft_wrap=True)
     else:
         # stdout carries the BurnInRun alone; say where the reports went on stderr.
-        for path in paths:
-            print(f"report: {path}", file=sys.stderr)
+        print(f"reports: {line}", file=sys.stderr)
 
 
 def run_main(
@@ -185,6 +186,9 @@ def run_main(
     # Sink flags are checked before anything runs: bad input writes nothing.
     sinks = sinks or SinkFlags()
     sink_set = sink_set_for(sinks, inputs.sinks, simulated=True)
+    out_dir = report_dir_for(flags, output, report, sinks.specs)
+    if out_dir is not None:  # a folder the reports cannot go to is refused before anything runs
+        refuse_unwritable(out_dir, "--report" if report is not None else "report folder")
     if dry:
         return dry_run(inputs, output)
     final = execute(inputs, output, sink_set)
@@ -193,7 +197,6 @@ def run_main(
     else:
         console.print()
         render_verdict(console, final)
-    out_dir = report_dir_for(flags, output, report, sinks.specs)
     if out_dir is not None:
         _write_reports(final, inputs, out_dir, output)
     return exit_code(final)

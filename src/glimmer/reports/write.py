@@ -2,13 +2,12 @@
 
 Formats and their files (§6): ``junit`` → ``junit.xml``, ``html`` → ``burn-in-report.html``,
 ``md`` → ``burnin-report.md``, ``nvvs`` → ``diag-<node>.json`` per node plus ``diag.json`` for
-node-less results; ``all`` is the four.
+node-less results; ``all`` is the four. What a folder holds afterwards, and how files are
+written, is :mod:`.folder`'s rule.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from glimmer.errors import InputError
 from glimmer.fleet.topology import Topology
 from glimmer.reports import html, junit, markdown
 from glimmer.reports.assemble import Report, Stamp, assemble
+from glimmer.reports.folder import folder_problem, replace_reports
 from glimmer.reports.nvvs import render_nvvs
 
 FORMATS: tuple[str, ...] = ("junit", "html", "md", "nvvs")
@@ -56,18 +56,6 @@ def render(report: Report, formats: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    # A reader (a CI job, a browser) never sees half a report.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_reports(
     run: BurnInRun,
     out_dir: Path,
@@ -77,14 +65,16 @@ def write_reports(
     stamp: Stamp | None = None,
 ) -> list[Path]:
     """Render ``run`` in ``formats`` (``junit``, ``html``, ``md``, ``nvvs`` or ``all``) into
-    ``out_dir`` (created if missing); the paths written, in order. ``fleet`` places nodes in
-    their racks on the HTML map; ``stamp`` fixes the generator line (tests)."""
-    files = render(assemble(run, fleet, stamp), formats)
+    ``out_dir`` (created if missing); the paths written, in order. Afterwards the folder holds
+    exactly these of glimmer's report files: those of an earlier run are removed, the user's
+    own files are left alone. ``fleet`` places nodes in their racks on the HTML map; ``stamp``
+    fixes the generator line (tests). A folder that cannot be written is an InputError."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name, text in files.items():
-        path = out_dir / name
-        _write_atomically(path, text)
-        written.append(path)
-    return written
+    problem = folder_problem(out_dir)
+    if problem is not None:
+        raise InputError(f"report folder {out_dir}: {problem}")
+    files = render(assemble(run, fleet, stamp), formats)
+    try:
+        return replace_reports(out_dir, files)
+    except OSError as e:
+        raise InputError(f"report folder {out_dir}: {e.strerror or e}") from None
