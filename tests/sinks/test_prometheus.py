@@ -192,3 +192,72 @@ def test_a_file_source_reads_on_and_never_rolls_a_run_back(tmp_path: Path) -> No
     path.write_text("")  # rotated
     source.refresh()
     assert exporter.tracked == 0
+
+
+def _completed(uid: str, result: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A TestCompleted envelope: only the result that settled (issue 9 item 5)."""
+    return envelope(uid=uid, phase="Running", reason="TestCompleted", results=[result], **extra)
+
+
+def _node_result(test: str, node: str, phase: str, clock: str) -> dict[str, Any]:
+    return {
+        "name": test,
+        "kind": "clockprobe",
+        "scope": "Node",
+        "phase": phase,
+        "nodes": [node],
+        "startedAt": "2026-09-01T09:00:00Z",
+        "metrics": {"sustainedClockPct": clock},
+    }
+
+
+def test_test_completed_envelopes_accumulate_into_the_runs_series() -> None:
+    exporter = Exporter()
+    exporter.observe(envelope(phase="Running", results=[]))
+    exporter.observe(_completed("u-1", _node_result("clock", "gpu-01", "Passed", "91")))
+    exporter.observe(_completed("u-1", _node_result("clock", "gpu-02", "Failed", "41")))
+    out = lines(exporter)
+    for node, phase in (("gpu-01", "Passed"), ("gpu-02", "Failed")):
+        assert any(f'node="{node}",phase="{phase}"' in line for line in out), node
+    assert 'burnin_run_tests{namespace="lab",run="run-u-1",phase="Failed"} 1' in out
+    assert 'burnin_run_tests{namespace="lab",run="run-u-1",phase="Passed"} 1' in out
+    assert sum(line.startswith("burnin_test_metric{") for line in out) == 2
+
+
+def test_the_terminal_envelope_replaces_what_the_test_completed_ones_built() -> None:
+    exporter = Exporter()
+    exporter.observe(_completed("u-1", _node_result("old", "gpu-09", "Passed", "90")))
+    exporter.observe(envelope(phase="Failed"))
+    out = lines(exporter)
+    assert not any('test="old"' in line for line in out)
+    assert any('test="clock"' in line for line in out)
+
+
+def test_an_in_flight_result_read_late_never_reopens_a_settled_one() -> None:
+    exporter = Exporter()
+    exporter.observe(_completed("u-1", _node_result("clock", "gpu-01", "Failed", "41")))
+    stale = envelope(phase="Running", reason="Checkpoint", checkpointSequence=1)
+    stale["results"] = [_node_result("clock", "gpu-01", "Running", "80")]
+    exporter.observe(stale)
+    out = lines(exporter)
+    assert any('node="gpu-01",phase="Failed"' in line for line in out)
+    assert not any('node="gpu-01",phase="Running"' in line for line in out)
+
+
+def test_a_folder_source_shows_every_unit_of_envelopes_sent_at_one_instant(
+    tmp_path: Path,
+) -> None:
+    # Virtual time: the Running envelope and the TestCompleted ones can share a second, and the
+    # folder lists them by deliveryId, not by when they were sent.
+    running = {**envelope(phase="Running", results=[]), "deliveryId": "f" * 32}
+    (tmp_path / f"{'f' * 32}.json").write_text(json.dumps(running))
+    for i, key in enumerate(("1" * 32, "2" * 32)):
+        env = {
+            **_completed("u-1", _node_result("clock", f"gpu-0{i}", "Passed", "90")),
+            "deliveryId": key,
+        }
+        (tmp_path / f"{key}.json").write_text(json.dumps(env))
+    exporter = Exporter()
+    EnvelopeSource(tmp_path, exporter).refresh()
+    out = lines(exporter)
+    assert 'burnin_run_tests{namespace="lab",run="run-u-1",phase="Passed"} 2' in out

@@ -509,6 +509,7 @@ class SimBackend:
                     sinks=delivery.sinks,
                     sequence=delivery.sequence,
                     at=delivery.at,
+                    result=delivery.result,
                 )
             )
         return self.sinks_ok and delivered

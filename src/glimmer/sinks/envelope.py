@@ -9,11 +9,20 @@ envelope may carry more results).
 
 Field rules kept from the wire contract: additive only; ``omitempty`` fields are left out when
 empty (absent is not zero); attempts and conditions never travel.
+
+What ``results`` holds depends on the reason (:data:`CARRIES`), so that what a run sends is
+linear in its results rather than quadratic: a RunPhaseChanged carries every result of the run
+(the terminal one is the verdict a receiver keeps), a TestCompleted only the result that
+settled, a Checkpoint only the results still in flight; ``fingerprint`` follows, limited to the
+nodes the carried results name. ``summary`` always counts the whole run. A receiver that wants
+the run's state between phase changes folds the envelopes it got by ``(name, nodes)`` (the
+Prometheus exporter does); docs/sinks.md records the decision.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +30,7 @@ from typing import Any
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.contract.names import validate_metric_name
-from glimmer.contract.vocab import Phase
+from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.sinks.errors import DeliveryError
 
 VERSION = "burnin.glimmer.ai/v1alpha1"
@@ -46,8 +55,9 @@ class Cluster:
 @dataclass(frozen=True)
 class Transition:
     """One delivery as the sinks see it: what happened (reason, key, checkpoint sequence), the
-    run as the envelope describes it, the pinned plan's baseline flag and sink names, and the
-    substrate's clock at the transition (virtual on the simulator)."""
+    run as the envelope describes it, the pinned plan's baseline flag and sink names, the
+    substrate's clock at the transition (virtual on the simulator), and for a TestCompleted the
+    result that settled (when not given it is looked up in the run by the key)."""
 
     reason: str
     key: str
@@ -56,6 +66,7 @@ class Transition:
     sinks: tuple[str, ...] = ()
     sequence: int | None = None
     at: datetime | None = None
+    result: TestResult | None = None
 
 
 def delivery_id(run_uid: str, reason: str, key: str) -> str:
@@ -81,6 +92,49 @@ def _put(out: dict[str, Any], key: str, value: Any) -> None:
     if isinstance(value, int) and not isinstance(value, bool) and value == 0:
         return
     out[key] = value
+
+
+def _all(transition: Transition) -> list[TestResult]:
+    status = transition.run.status
+    return list(status.results or ()) if status is not None else []
+
+
+def _settled(transition: Transition) -> list[TestResult]:
+    if transition.result is not None:
+        return [transition.result]
+    # A caller that did not say which result settled: the one the key names, last one wins.
+    found = [r for r in _all(transition) if _key_of(r) == transition.key]
+    return found[-1:]
+
+
+def _in_flight(transition: Transition) -> list[TestResult]:
+    return [r for r in _all(transition) if r.phase not in TERMINAL_PHASES]
+
+
+def _key_of(result: TestResult) -> str:
+    """The TestCompleted key of a result: ``<test>/<node1>[+<node2>…]`` (§5.1)."""
+    return f"{result.name}/{'+'.join(result.nodes or ())}"
+
+
+# Which results each reason's envelope carries. A phase change is rare (Running, then the
+# terminal phase, and re-sends of that) and says everything; the per-unit reasons are many and
+# say only what changed, so every envelope but the phase changes is O(1) in the run's size.
+CARRIES: dict[str, Callable[[Transition], list[TestResult]]] = {
+    RUN_PHASE_CHANGED: _all,
+    TEST_COMPLETED: _settled,
+    CHECKPOINT: _in_flight,
+}
+
+
+def _fingerprint(transition: Transition, carried: list[TestResult]) -> dict[str, str] | None:
+    """The run's fingerprints a phase change carries all of; a per-unit envelope only those of
+    the nodes its results name (the map is as long as the run is wide)."""
+    status = transition.run.status
+    prints = dict(status.fingerprint or {}) if status is not None else {}
+    if CARRIES.get(transition.reason, _all) is _all:
+        return prints
+    named = {node for r in carried for node in r.nodes or ()}
+    return {node: value for node, value in prints.items() if node in named}
 
 
 def result_entry(result: TestResult) -> dict[str, Any]:
@@ -187,8 +241,9 @@ def build_envelope(
         _put(env, "cancelReason", run.spec.cancel_reason)
     if transition.reason == CHECKPOINT:
         _put(env, "checkpointSequence", transition.sequence)
-    _put(env, "fingerprint", dict(status.fingerprint or {}) if status else None)
-    _put(env, "results", [result_entry(r) for r in (status.results if status else None) or ()])
+    carried = CARRIES.get(transition.reason, _all)(transition)
+    _put(env, "fingerprint", _fingerprint(transition, carried))
+    _put(env, "results", [result_entry(r) for r in carried])
     env["summary"] = {
         "passed": status.passed if status else 0,
         "failed": status.failed if status else 0,

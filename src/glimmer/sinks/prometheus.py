@@ -1,12 +1,13 @@
 """The Prometheus sink (specs/burnin.md §5.7): not a destination but a selector — delivering to
 it hands the envelope to an in-process exporter, which always accepts.
 
-For each envelope the exporter replaces that run's whole series set, so a series the new
-envelope no longer implies disappears. It holds at most :data:`MAX_RUNS` runs (the least
-recently observed is evicted: label cardinality stays bounded), and forgets a run when told the
-run was deleted or collected by its TTL — not when it merely finished. Only registered metric
-names are exposed (an open-world name is a cardinality risk); non-numeric and non-finite values
-are dropped and counted.
+A RunPhaseChanged envelope carries the whole run and replaces that run's series set, so a
+series it no longer implies disappears; a TestCompleted or Checkpoint envelope carries only the
+results that changed, and the exporter folds them into what it holds for the run. It holds at
+most :data:`MAX_RUNS` runs (the least recently observed is evicted: label cardinality stays
+bounded), and forgets a run when told the run was deleted or collected by its TTL — not when it
+merely finished. Only registered metric names are exposed (an open-world name is a cardinality
+risk); non-numeric and non-finite values are dropped and counted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from glimmer.contract.registry import lookup
 from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.sim.exposition import escape_help, escape_label_value
-from glimmer.sinks.envelope import VERSION, Envelope
+from glimmer.sinks.envelope import CHECKPOINT, TEST_COMPLETED, VERSION, Envelope
 
 MAX_RUNS = 128
 KNOWN_PHASES: tuple[str, ...] = tuple(p.value for p in Phase)
@@ -71,13 +72,49 @@ def _time(text: Any) -> float | None:
         return None
 
 
+ResultKey = tuple[str, tuple[str, ...]]  # (test name, nodes): one unit of the run
+
+
+@dataclass(frozen=True)
+class _Held:
+    """One result as the exporter keeps it: what the run-level series need, and its own
+    series (built once, when it arrives)."""
+
+    phase: str
+    started: float | None
+    finished: float | None
+    samples: tuple[Sample, ...]
+
+
+@dataclass
+class _Run:
+    """A run's state folded from its envelopes: the latest run-level fields and the latest
+    result of each unit."""
+
+    base: Labels
+    profile: str
+    phase: str
+    results: dict[ResultKey, _Held]
+
+
+# Envelopes whose ``results`` say only what changed (specs: TestCompleted carries the result that
+# settled, a Checkpoint the ones in flight); they are folded into what the run already shows.
+# Every other reason carries the whole run, and replaces it.
+_PARTIAL_REASONS = frozenset({TEST_COMPLETED, CHECKPOINT})
+
+
 class Exporter:
     """The series of the latest :data:`MAX_RUNS` runs, by run UID. Thread-safe: the engine
-    observes while an HTTP thread scrapes."""
+    observes while an HTTP thread scrapes.
+
+    A RunPhaseChanged envelope carries every result and replaces the run's set; a TestCompleted
+    or Checkpoint envelope carries some, which replace those units' entries and leave the rest.
+    A settled result is never replaced by an in-flight one of the same unit (an envelope read
+    out of order must not reopen a verdict)."""
 
     def __init__(self, max_runs: int = MAX_RUNS) -> None:
         self.max_runs = max_runs
-        self._runs: OrderedDict[str, list[Sample]] = OrderedDict()
+        self._runs: OrderedDict[str, _Run] = OrderedDict()
         self._evicted = 0
         self._dropped = dict.fromkeys(DROP_REASONS, 0)
         self._lock = threading.Lock()
@@ -95,18 +132,39 @@ class Exporter:
         return self._dropped[reason]
 
     def observe(self, envelope: Envelope) -> bool:
-        """Replace the envelope's run's series; False (ignored) for an unknown version."""
+        """Fold the envelope into its run's series; False (ignored) for an unknown version."""
         if envelope.get("version") != VERSION:
             return False
         run = envelope.get("run") or {}
         uid = str(run.get("uid") or "")
         if not uid:
             return False
-        samples, dropped = _series(envelope)
+        base: Labels = (
+            ("namespace", str(run.get("namespace") or "")),
+            ("run", str(run.get("name") or "")),
+        )
+        dropped = dict.fromkeys(DROP_REASONS, 0)
+        arrived = [
+            (_result_key(r), _hold(base, r, dropped))
+            for r in envelope.get("results") or ()
+            if isinstance(r, dict)
+        ]
+        partial = envelope.get("reason") in _PARTIAL_REASONS
         with self._lock:
             for reason, count in dropped.items():
                 self._dropped[reason] += count
-            self._runs[uid] = samples
+            held = self._runs.get(uid)
+            if held is None or not partial:
+                held = _Run(base, "", "", {})
+            held.base = base
+            held.profile = str(run.get("profile") or "")
+            held.phase = str(envelope.get("phase") or "")
+            for key, result in arrived:
+                before = held.results.get(key)
+                if partial and before is not None and _settled(before) and not _settled(result):
+                    continue
+                held.results[key] = result
+            self._runs[uid] = held
             self._runs.move_to_end(uid)
             while len(self._runs) > self.max_runs:
                 self._runs.popitem(last=False)
@@ -121,7 +179,7 @@ class Exporter:
     def samples(self) -> list[Sample]:
         """Every sample, the exporter's own included, in exposition order."""
         with self._lock:
-            held = [s for samples in self._runs.values() for s in samples]
+            held = [s for run in self._runs.values() for s in _run_series(run)]
             own = [
                 Sample(RUNS_TRACKED, (), float(len(self._runs))),
                 Sample(RUNS_EVICTED, (), float(self._evicted)),
@@ -138,39 +196,54 @@ class Exporter:
         return render(self.samples())
 
 
-def _series(envelope: Envelope) -> tuple[list[Sample], dict[str, int]]:
-    run = envelope.get("run") or {}
-    ns, name = str(run.get("namespace") or ""), str(run.get("name") or "")
-    base: Labels = (("namespace", ns), ("run", name))
-    phase = str(envelope.get("phase") or "")
+def _result_key(result: dict[str, Any]) -> ResultKey:
+    return str(result.get("name") or ""), tuple(str(n) for n in result.get("nodes") or ())
+
+
+def _settled(result: _Held) -> bool:
+    return result.phase in _TERMINAL
+
+
+def _hold(base: Labels, result: dict[str, Any], dropped: dict[str, int]) -> _Held:
+    return _Held(
+        phase=str(result.get("phase") or ""),
+        started=_time(result.get("startedAt")),
+        finished=_time(result.get("finishedAt")),
+        samples=tuple(_result_series(base, result, dropped)),
+    )
+
+
+def _run_series(run: _Run) -> list[Sample]:
+    base, phase = run.base, run.phase
     out: list[Sample] = []
-    profile = str(run.get("profile") or "")
     phases = list(KNOWN_PHASES) + ([phase] if phase and phase not in KNOWN_PHASES else [])
     for p in phases:
-        labels = (*base, ("profile", profile), ("phase", p))
+        labels = (*base, ("profile", run.profile), ("phase", p))
         out.append(Sample(RUN_PHASE, labels, 1.0 if p == phase else 0.0))
-    results: list[dict[str, Any]] = list(envelope.get("results") or ())
+    results = list(run.results.values())
     counts = dict.fromkeys(KNOWN_PHASES, 0)
     for r in results:
-        p = str(r.get("phase") or "")
-        counts[p] = counts.get(p, 0) + 1
+        counts[r.phase] = counts.get(r.phase, 0) + 1
     for p, n in counts.items():
         out.append(Sample(RUN_TESTS, (*base, ("phase", p)), float(n)))
-    starts = [t for t in (_time(r.get("startedAt")) for r in results) if t is not None]
+    starts = [r.started for r in results if r.started is not None]
     if starts:
         out.append(Sample(RUN_START, base, min(starts)))
-    finishes = [t for t in (_time(r.get("finishedAt")) for r in results) if t is not None]
+    finishes = [r.finished for r in results if r.finished is not None]
     if finishes and phase in _TERMINAL:
         out.append(Sample(RUN_FINISH, base, max(finishes)))
-    dropped = dict.fromkeys(DROP_REASONS, 0)
+    # Links of one Pair test share every label of a metric (node ""): keep the first, so the
+    # exposition never repeats a series (which a scraper would reject whole).
     seen: set[tuple[str, Labels]] = set()
     for r in results:
-        out.extend(_result_series(base, r, dropped, seen))
-    return out, dropped
+        for sample in r.samples:
+            if _first(seen, sample.family, sample.labels):
+                out.append(sample)
+    return out
 
 
 def _result_series(
-    base: Labels, result: dict[str, Any], dropped: dict[str, int], seen: set[tuple[str, Labels]]
+    base: Labels, result: dict[str, Any], dropped: dict[str, int]
 ) -> Iterable[Sample]:
     test = (
         ("test", str(result.get("name") or "")),
@@ -180,8 +253,7 @@ def _result_series(
     nodes = [str(n) for n in result.get("nodes") or ()] or [""]
     for node in nodes:
         labels = (*base, *test, ("node", node), ("phase", str(result.get("phase") or "")))
-        if _first(seen, TEST_PHASE, labels):
-            yield Sample(TEST_PHASE, labels, 1.0)
+        yield Sample(TEST_PHASE, labels, 1.0)
     # A metric belongs to one node only at Node scope; a link's or a collective's carries none.
     node = nodes[0] if len(nodes) == 1 else ""
     for metric, raw in (result.get("metrics") or {}).items():
@@ -205,10 +277,7 @@ def _result_series(
             ("unit", spec.unit.value),
             ("threshold_use", spec.use.value),
         )
-        # Links of one Pair test share every label (node ""): keep the first, so the exposition
-        # never repeats a series (which a scraper would reject whole).
-        if _first(seen, TEST_METRIC, labels):
-            yield Sample(TEST_METRIC, labels, value)
+        yield Sample(TEST_METRIC, labels, value)
 
 
 def _first(seen: set[tuple[str, Labels]], family: str, labels: Labels) -> bool:

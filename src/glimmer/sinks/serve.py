@@ -6,7 +6,8 @@ deliveryId) holds, and catches up at each scrape: a file is read on from where t
 stopped (a file that shrank was rotated: it is read again from the start); a folder's new and
 changed entries are read, and a run whose every entry is gone — deleted, or collected by its
 TTL — is forgotten. Within a run only an envelope at least as new as the last one shown
-replaces its series, so entries read out of order never roll a run back.
+reaches the exporter, so entries read out of order never roll a run back; the exporter folds a
+TestCompleted or Checkpoint (which carry only what changed) into the run it shows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from glimmer.contract.vocab import TERMINAL_PHASES
 from glimmer.sinks.directory import SUFFIX, read_directory
-from glimmer.sinks.envelope import Envelope
+from glimmer.sinks.envelope import RUN_PHASE_CHANGED, Envelope
 from glimmer.sinks.jsonl import decode_line
 from glimmer.sinks.prometheus import Exporter
 
@@ -26,13 +27,16 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _TERMINAL = frozenset(p.value for p in TERMINAL_PHASES)
 
 
-def _order(envelope: Envelope) -> tuple[str, bool, int]:
-    """Newer first by time sent; at one instant a terminal envelope, then the fuller one."""
-    return (
-        str(envelope.get("sentAt") or ""),
-        envelope.get("phase") in _TERMINAL,
-        len(envelope.get("results") or ()),
-    )
+def _order(envelope: Envelope) -> tuple[str, int]:
+    """Newer first by time sent; at one instant a phase change into a running phase, then the
+    per-unit envelopes, then the terminal one (which says everything)."""
+    if envelope.get("phase") in _TERMINAL and envelope.get("reason") == RUN_PHASE_CHANGED:
+        rank = 2
+    elif envelope.get("reason") == RUN_PHASE_CHANGED:
+        rank = 0
+    else:
+        rank = 1
+    return (str(envelope.get("sentAt") or ""), rank)
 
 
 class EnvelopeSource:
@@ -44,7 +48,7 @@ class EnvelopeSource:
         self._offset = 0
         self._tail = b""
         self._files: dict[str, tuple[int, int, str]] = {}  # name -> (mtime_ns, size, run uid)
-        self._shown: dict[str, tuple[str, bool, int]] = {}  # run uid -> order of what is shown
+        self._shown: dict[str, tuple[str, int]] = {}  # run uid -> order of what is shown
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
@@ -59,7 +63,7 @@ class EnvelopeSource:
         for envelope in sorted(envelopes, key=_order):
             uid = str((envelope.get("run") or {}).get("uid") or "")
             order = _order(envelope)
-            newer = order >= self._shown.get(uid, ("", False, 0))
+            newer = order >= self._shown.get(uid, ("", 0))
             if uid and newer and self.exporter.observe(envelope):
                 self._shown[uid] = order
 
