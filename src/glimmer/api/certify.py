@@ -9,9 +9,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
-from glimmer.api.base import Wire
+from glimmer.api.base import Wire, item_error
+from glimmer.api.certify_catalog import CatalogView, catalog_view
 from glimmer.api.certify_meta import CertifyResource
 from glimmer.api.certify_options import CategoryOptions, merged_options
 from glimmer.api.certify_types import (
@@ -54,6 +55,43 @@ class CertificationSpec(CategoryOptions):
     def options_for(self, index: int) -> CategoryOptions:
         """The effective options of one category (global ⊕ category)."""
         return merged_options(self, self.categories[index].options)
+
+    @model_validator(mode="after")
+    def _categories_in_catalog(self) -> CertificationSpec:
+        view = catalog_view()
+        if view is None:
+            return self
+        for i, category in enumerate(self.categories):
+            if category.ref not in view:
+                known = ", ".join(view)
+                raise item_error(
+                    f".categories[{i}].variant",
+                    f"category {category.ref} is not in the catalog (known: {known})",
+                )
+            self._thresholds_measured(i, view)
+        return self
+
+    def _thresholds_measured(self, index: int, view: CatalogView) -> None:
+        # §7.5: a key no measurement of the Job produces fails it with MeasurementTimeout, a
+        # verdict about the nodes for what is a mistake in the file; refuse it here instead.
+        category = self.categories[index]
+        measured = view[category.ref]
+        own = (category.options.thresholds if category.options else None) or {}
+        for key in sorted(self.options_for(index).thresholds or {}):
+            if key in measured:
+                continue
+            what = ", ".join(sorted(measured)) if measured else "no threshold key"
+            if key in own:
+                where = f".categories[{index}].options.thresholds.{key}"
+                message = f"{category.ref} never measures {key} (it measures {what})"
+            else:
+                where = f".thresholds.{key}"
+                message = (
+                    f"a spec-level threshold applies to every category, and {category.ref} "
+                    f"never measures {key} (it measures {what}); set it on the categories "
+                    "that do"
+                )
+            raise item_error(where, message)
 
 
 class CategoryPhase(StrEnum):

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from glimmer.api.base import Bool, Int32, Wire
+from glimmer.api.certify_threshold import Thresholds
 from glimmer.api.certify_types import WorkloadMetadata
 from glimmer.api.k8s import EnvVar, Quantity
 
@@ -118,7 +119,7 @@ class CategoryOptions(Wire):
     max_bytes: str | None = Field(None, pattern=r"^[0-9]+(K|M|G|T)?$")
     num_iterations: Int32 | None = Field(None, ge=1)
     num_cycles: Int32 | None = Field(None, ge=1)
-    thresholds: dict[str, str] | None = None
+    thresholds: Thresholds | None = None
     max_concurrent: Int32 | None = Field(None, ge=0)
     min_group_size: Int32 | None = Field(None, ge=1)
     timeout_per_job: str | None = Field(None, pattern=DURATION_PATTERN)

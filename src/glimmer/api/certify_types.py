@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from glimmer.api.base import Bool, Carried, Int32, Wire, item_error
 from glimmer.api.certify_labels import (
@@ -22,19 +22,29 @@ from glimmer.api.meta import ObjectMeta
 
 
 class TaintSelector(Wire):
-    """A taint a target node must carry; an unset value or effect matches any."""
+    """A taint a target node must carry; an unset value or effect matches any. The effect is
+    one of the three Kubernetes knows: a misspelt one would match no node, ever."""
 
     key: str = Field(min_length=1)
     value: str | None = None
-    effect: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
 
 
 class NodeSelectorRequirement(Wire):
-    """A label requirement: In, NotIn, Exists or DoesNotExist."""
+    """A label requirement: In, NotIn, Exists or DoesNotExist. As in Kubernetes, In and NotIn
+    need values and Exists and DoesNotExist take none (the API server refuses the rest)."""
 
     key: str = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
     values: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _values_fit_the_operator(self) -> NodeSelectorRequirement:
+        if self.operator in ("In", "NotIn") and not self.values:
+            raise item_error(".values", f"{self.operator} needs at least one value")
+        if self.operator in ("Exists", "DoesNotExist") and self.values:
+            raise item_error(".values", f"{self.operator} takes no values")
+        return self
 
 
 class TargetSpec(Wire):
@@ -122,6 +132,17 @@ class WhenSpec(Wire):
     topology: TopologyMatchSpec | None = None
     config: Passthrough | None = None
     expression: str | None = None
+
+    @field_validator("expression")
+    @classmethod
+    def _no_cel(cls, expression: str | None) -> str | None:
+        # glimmer's renderer has no CEL; a guard it cannot read is refused now, not at render.
+        if expression is not None:
+            raise ValueError(
+                "CEL is not supported by glimmer's renderer; write the guard with "
+                "gpuArchitecture, platform, workloadKind, topology or config"
+            )
+        return expression
 
 
 class DependencySpec(Carried):

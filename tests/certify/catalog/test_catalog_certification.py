@@ -131,14 +131,15 @@ def test_thresholds_become_the_validation_block_and_repeat_count_the_iterations(
 
     cert = _cert(
         "    - {domain: communication, variant: nccl-all-reduce}",
-        "  thresholds: {busBW: 'value >= 400'}\n  repeatCount: 3\n  measurementTimeout: 10m",
+        "  thresholds: {busBandwidthGBps: 'value >= 400'}\n"
+        "  repeatCount: 3\n  measurementTimeout: 10m",
     )
     cfg = BuildConfig("onprem", "h100", 1, 8, 8, False, cert.spec.options_for(0))
     spec, _ = build_workflow_spec(get_entry("communication", "nccl-all-reduce"), cfg)
     assert spec["validation"] == {
         "performance": {
             "enabled": True,
-            "thresholds": {"thresholds": {"busBW": "value >= 400"}},
+            "thresholds": {"thresholds": {"busBandwidthGBps": "value >= 400"}},
             "measurementTimeout": "10m",
         }
     }

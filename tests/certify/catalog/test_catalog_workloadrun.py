@@ -112,5 +112,10 @@ def test_a_reserved_init_container_name_is_refused_before_anything_is_built() ->
 
 
 def test_thresholds_enable_validation() -> None:
-    spec = _build(_run("  thresholds: {goodput: 'value > 0.9'}\n"))
+    spec = _build(
+        _run(
+            "  thresholds: {goodputRatio: 'value > 0.9'}\n"
+            "  goodputMeasurement: {logProfileRef: megatron-training}\n"
+        )
+    )
     assert spec["validation"]["performance"]["enabled"] is True

@@ -159,7 +159,7 @@ def test_no_matching_node_is_bad_input() -> None:
         ),
         (
             {"categories": [{**ALL_REDUCE, "options": {"thresholds": {"zeta": "value > 1"}}}]},
-            "unknown threshold keys ['zeta']",
+            "unknown threshold key 'zeta'",
         ),
         ({"categories": [{**ALL_REDUCE, "options": {"nodesPerJob": 0}}]}, "nodesPerJob"),
         ({"categories": [ALL_REDUCE], "maxBytes": "12X"}, "maxBytes"),

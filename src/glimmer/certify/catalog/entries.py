@@ -16,7 +16,9 @@ from typing import Any
 import yaml
 
 import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify_catalog import CatalogView, register_catalog
 from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.certify_threshold import MEASUREMENT_KEYS
 from glimmer.api.load import load_text
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.merge import merge_dependency
@@ -187,3 +189,23 @@ def platform_overrides(platform: str) -> list[dict[str, Any]]:
                 when["platform"] = {"equals": guard}
             out.append({**item, "when": when})
     return out
+
+
+def measured_keys(entry: Entry) -> frozenset[str]:
+    """The threshold keys the measurements of an entry's Jobs produce (§7.5)."""
+    spec = (entry.data.get("jobTemplate") or {}).get("spec") or {}
+    keys: frozenset[str] = frozenset()
+    for measurement, produced in MEASUREMENT_KEYS.items():
+        if spec.get(measurement):
+            keys |= produced
+    return keys
+
+
+@cache
+def catalog_view() -> CatalogView:
+    """Every entry's ``domain/variant`` with the threshold keys it measures."""
+    return {ref: measured_keys(entry) for ref, entry in catalog().items()}
+
+
+# Certification files are checked against the catalog as they load (glimmer.api.certify).
+register_catalog(catalog_view)
