@@ -92,18 +92,31 @@ def test_until_bounds_virtual_time(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 0 and out.count(" fired ") == 3
 
 
+UNMEETABLE = """\
+---
+apiVersion: burnin.glimmer.ai/v1alpha1
+kind: BurnInProfile
+metadata:
+  name: unmeetable
+spec:
+  tests:
+    - inline:
+        kind: host-health
+        scope: Node
+        durationSeconds: 30
+        thresholds:
+          - {metric: xidEvents, comparison: GreaterThanOrEqual, value: "1000"}
+"""
+
+
 def test_a_failing_run_exits_1_and_names_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "schedule.yaml"
-    write(tmp_path)
-    text = path.read_text().replace(
-        "nodeNames: [hgx-node-0001, hgx-node-0002]", "nodeSelector: {accelerator: none}"
-    )
-    path.write_text(text)
+    path = Path(write(tmp_path, profile="unmeetable"))
+    path.write_text(path.read_text() + UNMEETABLE)
     code, out, _ = run(capsys, "-f", str(path), "--ticks", "1")
     assert code == 1
-    assert "Error" in out and "matches no nodes" in out
+    assert "Failed" in out and "xidEvents" in out
 
 
 @pytest.mark.parametrize(
@@ -138,18 +151,17 @@ def test_profiles_in_the_same_files_are_used(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shared = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "glimmer-samples"
-    code, out, _ = run(
-        capsys,
-        "-f",
-        str(shared / "periodic-reverification.yaml"),
-        "-f",
-        str(shared / "node-acceptance.yaml"),
-        "--ticks",
-        "1",
+    sample = shared / "periodic-reverification.yaml"
+    code, out, err = run(
+        capsys, "-f", str(sample), "-f", str(shared / "node-acceptance.yaml"), "--ticks", "1"
     )
-    # The sample's selector matches no simulated node: fired, then an Error verdict saying so.
-    assert "weekly-reverification: tick 2026-10-04T03:00:00Z = 03:00 Etc/UTC fired" in out
-    assert "accelerator=example matches no nodes" in out and code == 1
+    # The sample's profile resolves from the second file; its selector matches no simulated
+    # node, so the schedule is refused before its first tick, at the line of the selector.
+    assert code == 2 and out == ""
+    assert err.startswith(
+        f"error: {sample}:46, document 2, BurnInSchedule/weekly-reverification, "
+        "field spec.target.nodeSelector: target nodeSelector accelerator=example matches no nodes"
+    )
 
 
 def test_speed_scales_virtual_time_to_wall_time(
@@ -194,3 +206,69 @@ def test_history_limits_prune_runs_on_the_simulator() -> None:
     status = store.schedule.status
     assert status is not None and status.last_successful_time is not None
     assert status.last_run_name == sorted(tally.verdicts)[-1]
+
+
+@pytest.mark.parametrize(
+    ("values", "where"),
+    [
+        ({"profile": "smok"}, ":8, document 1, BurnInSchedule/nightly, field spec.profileRef: "),
+        (
+            {"zone": "Europe/Berlinn"},
+            ":7, document 1, BurnInSchedule/nightly, field spec.timeZone: unknown time zone",
+        ),
+    ],
+    ids=["unknown-profile", "unknown-zone"],
+)
+def test_a_schedule_that_names_what_does_not_exist_is_refused_before_anything_fires(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], values: dict[str, str], where: str
+) -> None:
+    path = write(tmp_path, **values)
+    code, out, err = run(capsys, "-f", path, "--ticks", "1")
+    assert code == 2 and out == "", out  # no tick fired, no run was created
+    assert err.startswith(f"error: {path}{where}") and err.count("\n") == 1, err
+
+
+def test_a_schedule_naming_a_node_the_fleet_lacks_is_refused_at_that_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = Path(write(tmp_path))
+    path.write_text(path.read_text().replace("hgx-node-0002]", "hgx-node-9999]"))
+    code, out, err = run(capsys, "-f", str(path), "--ticks", "1")
+    assert code == 2 and out == ""
+    assert err.startswith(
+        f"error: {path}:11, document 1, BurnInSchedule/nightly, field spec.target.nodeNames[1]: "
+        "unknown node hgx-node-9999, not in fleet ai-factory"
+    )
+
+
+def test_a_schedule_whose_profile_names_a_missing_test_is_refused_before_anything_fires(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = Path(write(tmp_path, profile="mine"))
+    path.write_text(
+        path.read_text() + "---\napiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInProfile\n"
+        "metadata: {name: mine}\nspec:\n  tests:\n    - testRef: clock-smok\n"
+    )
+    code, out, err = run(capsys, "-f", str(path), "--ticks", "1")
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {path}:20, document 2, BurnInProfile/mine, ")
+    assert "field spec.tests[0].testRef: " in err and '"clock-smok"' in err
+
+
+def test_a_schedule_file_holding_no_schedule_is_refused_naming_what_it_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n")
+    code, out, err = run(capsys, "-f", str(empty))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {empty}: -f: holds no BurnInSchedule")
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text(
+        "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInRun\nmetadata: {name: r}\n"
+        "spec: {profileRef: smoke, target: {nodeNames: [hgx-node-0001]}}\n"
+    )
+    code, out, err = run(capsys, "-f", str(run_file))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {run_file}:1, document 1, BurnInRun/r: -f takes BurnInSchedule")
+    assert "not a BurnInRun; glimmer run -f reads it" in err

@@ -142,28 +142,32 @@ def _foreign(error: InputError, flag: str, wanted: str) -> InputError:
 def load_kinds(
     flag: str, paths: tuple[str, ...] | list[str], kinds: tuple[type[BaseModel], ...]
 ) -> list[Loaded]:
-    """Every object of the files ``flag`` names, each of one of ``kinds``.
+    """Every object of the files ``flag`` names; each file must hold one of ``kinds`` at least.
 
-    A file that holds no object (empty, comments only) or an object of another kind is bad
+    A file that holds no object (empty, comments only) or only objects of other kinds is bad
     input naming that file and what it holds: a command never falls back to a default because
-    the file it was given said nothing it reads.
+    the file it was given said nothing it reads. A bundle (a profile, its tests, its sinks and
+    a schedule in one file) still loads; what the command does not read in it stays unused.
     """
     wanted = _kind_names(kinds)
     loaded, errors = collect_paths(list(paths))
     if errors:
         raise InputErrors([_foreign(error, flag, wanted) for error in errors])
-    for item in loaded:
-        if not isinstance(item.obj, kinds):
-            elsewhere = READ_BY.get(item.kind)
-            hint = f"; {elsewhere} reads it" if elsewhere else ""
-            raise InputError(f"{flag} takes {wanted}, not a {item.kind}{hint}", item.locate())
-    sources = {item.source for item in loaded}
     for name in expand_paths(list(paths)):
         source = "<stdin>" if name == "-" else name
-        if source not in sources:
+        held = [item for item in loaded if item.source == source]
+        if not held:
             raise InputError(
                 f"{flag}: holds no {wanted} (no document at all: empty or comments only)",
                 Location(file=source),
+            )
+        if not any(isinstance(item.obj, kinds) for item in held):
+            first = held[0]
+            elsewhere = READ_BY.get(first.kind)
+            hint = f"; {elsewhere} reads it" if elsewhere else ""
+            others = f" (and {len(held) - 1} more not of those kinds)" if len(held) > 1 else ""
+            raise InputError(
+                f"{flag} takes {wanted}, not a {first.kind}{hint}{others}", first.locate()
             )
     return loaded
 
@@ -185,7 +189,7 @@ def _profile_ref(flags: RunFlags, run: BurnInRun | None, loaded: dict[str, BurnI
     return DEFAULT_PROFILE
 
 
-def _check_profile(
+def check_profile(
     ref: str, loaded: dict[str, BurnInProfile], tests: dict[str, BurnInTestSpec], where: Location
 ) -> None:
     if ref in loaded or profile_or_builtin(ref, None, tests) is not None:
@@ -198,7 +202,7 @@ def _check_profile(
     )
 
 
-def _check_test_refs(
+def check_test_refs(
     profiles: list[tuple[BurnInProfile, Loaded]], tests: dict[str, BurnInTestSpec]
 ) -> None:
     """Every entry of every profile given names a test that exists (given or built in): a
@@ -295,8 +299,8 @@ def assemble(flags: RunFlags) -> RunInputs:
     ref = _profile_ref(flags, given, profiles)
     from_file = written is not None and not flags.profile
     where = written.locate("spec.profileRef") if from_file and written else Location()
-    _check_profile(ref, profiles, tests, where)
-    _check_test_refs(of_kind(loaded, BurnInProfile), tests)
+    check_profile(ref, profiles, tests, where)
+    check_test_refs(of_kind(loaded, BurnInProfile), tests)
 
     topo = load_topology(flags.fleet)
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]

@@ -18,19 +18,23 @@ from typing import Annotated
 
 import typer
 
-from glimmer.api.load import Loaded, load_paths, of_kind
+from glimmer.api.load import Loaded, of_kind
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus
+from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest
 from glimmer.backends.sim import SimBackend
 from glimmer.backends.sim_driver import settled
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim_fleet import fleet_backend, fleet_nodes
+from glimmer.cli.run_inputs import check_profile, check_targets, check_test_refs, load_kinds
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import BackendError
 from glimmer.engine.reconciler import Engine
-from glimmer.errors import InputError
+from glimmer.errors import InputError, Location
 from glimmer.fleet.load import load_topology
+from glimmer.fleet.topology import Topology
+from glimmer.plan.nodes import NodeInfo
 from glimmer.schedule.actions import apply
 from glimmer.schedule.cadence import ScheduleError, load_zone, parse_cadence
 from glimmer.schedule.decide import Decision, decide
@@ -45,6 +49,9 @@ schedule_app = typer.Typer(
 )
 
 DEFAULT_TICKS = 3
+# What ``schedule run -f`` reads: the schedules, and the profiles, tests and sinks their runs
+# name.
+SCHEDULE_KINDS = (BurnInSchedule, BurnInProfile, BurnInTest, BurnInSink)
 MESSAGE_SHOWN = 300  # characters of a failing result's message printed under its verdict
 MAX_RUN_RETRIES = 100  # consecutive failed passes of one run before giving up
 
@@ -237,16 +244,38 @@ def _prepare(schedule: BurnInSchedule, backend: SimBackend) -> BurnInSchedule:
     return schedule.model_copy(update={"metadata": meta.model_copy(update=update)})
 
 
-def _schedules(loaded: list[Loaded]) -> list[BurnInSchedule]:
+def _schedules(loaded: list[Loaded]) -> list[tuple[BurnInSchedule, Loaded]]:
     found = of_kind(loaded, BurnInSchedule)
     if not found:
-        raise InputError("no BurnInSchedule in the files given")
+        held = ", ".join(item.ref for item in loaded)
+        raise InputError(
+            f"-f: no BurnInSchedule in the files given (they hold {held}); nothing to fire",
+            Location(file=loaded[0].source) if loaded else Location(),
+        )
     for schedule, item in found:
         try:
             parse_cadence(schedule.spec.schedule, schedule.spec.time_zone)
         except ScheduleError as e:
-            raise InputError(str(e), item.locate("spec.schedule")) from None
-    return [s for s, _ in found]
+            field = "spec.timeZone" if str(e).startswith("unknown time zone") else "spec.schedule"
+            raise InputError(str(e), item.locate(field)) from None
+    return found
+
+
+def _check_fires(
+    found: list[tuple[BurnInSchedule, Loaded]], loaded: list[Loaded], topo: Topology
+) -> None:
+    """Every run a schedule would fire can start: its profile exists (given or built in), every
+    testRef of the profiles given names a test, and its target selects nodes of the fleet.
+    Checked before the first tick, each at the line it was written on; a schedule that would
+    fire only to have every run refused is bad input, not a verdict."""
+    profiles = {item.name: p for p, item in of_kind(loaded, BurnInProfile)}
+    tests = {item.name: t.spec for t, item in of_kind(loaded, BurnInTest)}
+    nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
+    for schedule, item in found:
+        where = item.locate("spec.profileRef")
+        check_profile(schedule.spec.profile_ref, profiles, tests, where)
+        check_targets(schedule.spec.target, nodes, topo.name, item)
+    check_test_refs(of_kind(loaded, BurnInProfile), tests)
 
 
 @schedule_app.command("run")
@@ -278,14 +307,17 @@ def run(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.")] = 0,
 ) -> None:
     """Fire each schedule's runs on the simulated fleet and print every tick and verdict."""
-    loaded = load_paths(files)
-    schedules = _schedules(loaded)
+    loaded = load_kinds("-f", files, SCHEDULE_KINDS)
+    found = _schedules(loaded)
+    schedules = [s for s, _ in found]
     profiles = {p.name: p for p, _ in of_kind(loaded, BurnInProfile)}
     tests = {t.name: t.spec for t, _ in of_kind(loaded, BurnInTest)}
     limit = virtual_seconds(until) if until is not None else math.inf
     if until is None and ticks is None:
         ticks = DEFAULT_TICKS  # always bounded
-    twin = FleetSim(load_topology(fleet))
+    topo = load_topology(fleet)
+    _check_fires(found, loaded, topo)
+    twin = FleetSim(topo)
     sim = fleet_backend(twin, seed=seed, profiles=profiles, tests=tests)
     stores = [SimStore(sim, _prepare(s, sim)) for s in schedules]
     tally = drive_schedules(sim, Engine(sim), stores, until=limit, ticks=ticks, speed=speed)
