@@ -136,7 +136,7 @@ def test_recursive_alias_is_refused() -> None:
 
 
 def test_other_kinds_and_several_documents_are_refused() -> None:
-    assert "not a Fleet" in only(HGX.replace("kind: Fleet", "kind: Test")).message
+    assert "holds Test/hgx-fixture, not a Fleet" in only(HGX.replace("kind: Fleet", "kind: Test")).message
     assert "exactly one Fleet" in only(HGX + "---\n" + HGX).message
 
 

@@ -115,3 +115,23 @@ def test_serve_answers_metrics_while_simulated_time_advances() -> None:
             proc.wait()
     assert proc.stderr is not None
     assert f"127.0.0.1:{port}/metrics" in proc.stderr.read().decode()
+
+
+@pytest.mark.parametrize("port", ["70000", "65536", "-1"])
+def test_serve_refuses_a_port_out_of_range_as_one_line_of_bad_input(
+    capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    code = main(["fleet", "serve", "--fleet", "ai-factory-fixture", "--port", port])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"error: --port: must be a TCP port from 0 to 65535, got {port}\n"
+
+
+@pytest.mark.parametrize("speed", ["inf", "nan", "0"])
+def test_serve_refuses_a_speed_that_is_not_a_positive_finite_number(
+    capsys: pytest.CaptureFixture[str], speed: str
+) -> None:
+    code = main(["fleet", "serve", "--fleet", "ai-factory-fixture", "--speed", speed])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: --speed: must be a positive finite number")
+    assert err.count("\n") == 1

@@ -98,6 +98,31 @@ def _index(root: yaml.Node, source: str) -> dict[str, int]:
     return lines
 
 
+def _scalar(node: yaml.Node, key: str) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if k.value == key:
+                return v  # type: ignore[no-any-return]
+    return None
+
+
+def _held(node: yaml.Node) -> str:
+    """``Kind/name`` of a composed document, read from its nodes without constructing it."""
+    kind, meta = _scalar(node, "kind"), _scalar(node, "metadata")
+    name = _scalar(meta, "name") if meta is not None else None
+    if not isinstance(node, yaml.MappingNode):
+        return "a list" if isinstance(node, yaml.SequenceNode) else "a bare value"
+    kind_text = kind.value if isinstance(kind, yaml.ScalarNode) else "?"
+    name_text = name.value if isinstance(name, yaml.ScalarNode) else "?"
+    return f"{kind_text}/{name_text}"
+
+
+def _holds_nothing(text: str) -> str:
+    if not text.strip():
+        return "the file is empty"
+    return "no document at all (comments only)"
+
+
 def _read(text: str, source: str) -> tuple[Any, dict[str, int]]:
     """Compose once (fast), check the budget and record lines, then construct the data."""
     loader = _Loader(text)
@@ -112,9 +137,12 @@ def _read(text: str, source: str) -> tuple[Any, dict[str, int]]:
             mark = getattr(e, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
             raise InputError(f"not valid YAML: {e}", Location(file=source, line=line)) from None
+        if not roots:
+            raise InputError(f"holds no Fleet: {_holds_nothing(text)}", Location(file=source))
         if len(roots) != 1:
+            held = ", ".join(_held(root) for root in roots)
             raise InputError(
-                f"a fleet file holds exactly one Fleet document, found {len(roots)}",
+                f"a Fleet file holds exactly one Fleet document, found {len(roots)} ({held})",
                 Location(file=source),
             )
         lines = _index(roots[0], source)
@@ -156,7 +184,8 @@ def validate_document(doc: Document, source: str) -> LoadedFleet:
     data: Any = doc.data
     meta = data.get("metadata") if isinstance(data, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
-    obj = f"Fleet/{name if isinstance(name, str) else '?'}"
+    kind = data.get("kind") if isinstance(data, dict) else None
+    obj = f"{kind if isinstance(kind, str) else '?'}/{name if isinstance(name, str) else '?'}"
 
     def at(path: str, message: str) -> InputError:
         return InputError(
@@ -164,10 +193,11 @@ def validate_document(doc: Document, source: str) -> LoadedFleet:
         )
 
     if not isinstance(data, dict):
-        raise InputErrors([at("", "a Fleet document must be a mapping")])
+        what = "a list" if isinstance(data, list) else "a bare value"
+        raise InputErrors([at("", f"holds {what}, not a Fleet (a mapping with kind Fleet)")])
     if data.get("apiVersion") != API_VERSION or data.get("kind") != "Fleet":
         raise InputErrors(
-            [at("kind", f"not a Fleet: expected apiVersion {API_VERSION}, kind Fleet")]
+            [at("kind", f"holds {obj}, not a Fleet (apiVersion {API_VERSION}, kind Fleet)")]
         )
     try:
         fleet = Fleet.model_validate(data)

@@ -15,9 +15,12 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from glimmer.api.budget import budget, decode_utf8, over_budget, read_bounded, read_text
 from glimmer.api.explain import explain
+from glimmer.api.fleet_load import validate_document
+from glimmer.api.fleet_parts import API_VERSION as FLEET_API_VERSION
 from glimmer.api.kinds import known_api_versions, known_kinds, model_for
-from glimmer.api.source import Document, parse
+from glimmer.api.source import Document, looks_like_json, parse
 from glimmer.errors import InputError, InputErrors, Location
 
 M = TypeVar("M", bound=BaseModel)
@@ -98,10 +101,10 @@ def _model_of(data: dict[Any, Any], where: Location) -> type[BaseModel]:
     model = model_for(api_version, kind)
     if model is not None:
         return model
-    if api_version not in known_api_versions():
-        known = ", ".join(known_api_versions())
+    if api_version not in (*known_api_versions(), FLEET_API_VERSION):
+        known = ", ".join(sorted((*known_api_versions(), FLEET_API_VERSION)))
         raise _at(where, "apiVersion", f"unknown apiVersion {api_version!r} (known: {known})")
-    known = ", ".join(known_kinds(api_version))
+    known = "Fleet" if api_version == FLEET_API_VERSION else ", ".join(known_kinds(api_version))
     raise _at(where, "kind", f"unknown kind {kind!r} in {api_version} (known: {known})")
 
 
@@ -130,6 +133,15 @@ def _load_document(doc: Document, source: str) -> Loaded | list[InputError]:
         ]
     kind, name = _identity(doc.data)
     where.obj = f"{kind}/{name}"
+    if (doc.data.get("apiVersion"), kind) == (FLEET_API_VERSION, "Fleet"):
+        # A Fleet is glimmer's own kind with its own loader rules (whole integers, explicit
+        # operating assumptions, the spec's wording); it loads here so that every command
+        # reading resource files reads it too.
+        try:
+            fleet = validate_document(doc, source)
+        except InputErrors as e:
+            return e.errors
+        return Loaded(fleet.fleet, source, doc.number, kind, name, doc.lines)
     try:
         where.line = None
         model = _model_of(doc.data, where)
@@ -192,15 +204,26 @@ def expand_paths(paths: Sequence[str]) -> Iterator[str]:
             raise InputError("no such file or folder", Location(given))
 
 
+def _budget_kind(name: str) -> str:
+    return "resource-json" if name.lower().endswith(".json") else "resource-yaml"
+
+
 def _read(name: str, stdin: TextIO | None) -> str:
+    """The text of one file (or stdin), refused before reading when over its byte budget."""
     if name == STDIN:
-        return (stdin or sys.stdin).read()
-    try:
-        return Path(name).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", Location(name)) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", Location(name)) from None
+        stream = stdin or sys.stdin
+        raw = getattr(stream, "buffer", None)
+        if raw is not None:  # a real stdin: read bytes, bounded, then decode
+            data = read_bounded(raw, budget("resource-json"), STDIN_NAME)
+            text = decode_utf8(data, STDIN_NAME)
+        else:
+            text = stream.read(budget("resource-json").max_bytes + 1)
+        if not looks_like_json(text):
+            limit = budget("resource-yaml")
+            if len(text) > limit.max_bytes:
+                raise over_budget(len(text), limit, STDIN_NAME)
+        return text
+    return read_text(name, _budget_kind(name))
 
 
 def collect_paths(

@@ -6,6 +6,7 @@ Formatting only: reading, building and querying the fleet is glimmer.fleet's wor
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,10 +15,12 @@ import typer
 from rich import box
 from rich.table import Table
 
+from glimmer.api.fleet import Fleet
 from glimmer.api.fleet_load import LoadedFleet
+from glimmer.api.load import Loaded
 from glimmer.cli import fleet_live
 from glimmer.cli.output import console, print_json
-from glimmer.errors import InputError, Location
+from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet import faultspec
 from glimmer.fleet.export import summary, to_dot, to_json
 from glimmer.fleet.generate import PLANS, generate, to_yaml
@@ -83,13 +86,34 @@ def _check_declared_faults(loaded: LoadedFleet, topo: Topology) -> None:
             ) from None
 
 
+def check_fleet(loaded: LoadedFleet) -> Topology:
+    """Every rule a Fleet must pass: its topology builds and its declared faults are modes the
+    simulator knows, on targets they accept. Raises the first problem as an InputError."""
+    topo = topology_of(loaded)
+    _check_declared_faults(loaded, topo)
+    return topo
+
+
+def fleet_problems(loaded: Sequence[Loaded]) -> list[InputError]:
+    """The problems of every Fleet among resources loaded by ``glimmer validate``/``lint``: the
+    loader checked each document's fields; this builds each one as ``fleet validate`` does."""
+    problems: list[InputError] = []
+    for item in loaded:
+        if isinstance(item.obj, Fleet):
+            try:
+                check_fleet(LoadedFleet(item.obj, item.source, item.document, item.lines))
+            except InputErrors as e:
+                problems.extend(e.errors)
+            except InputError as e:
+                problems.append(e)
+    return problems
+
+
 @fleet_app.command("validate")
 def validate(fleet: FleetOpt = "ai-factory", output: OutputOpt = Output.TABLE) -> None:
     """Check a fleet declaration, build its topology and check its declared faults against the
     simulator's mode table; exit 2 with the first problem."""
-    loaded = read_fleet(fleet)
-    topo = topology_of(loaded)
-    _check_declared_faults(loaded, topo)
+    topo = check_fleet(read_fleet(fleet))
     facts = summary(topo)
     if output is Output.JSON:
         print_json({"valid": True, **facts})

@@ -8,6 +8,7 @@ work; this module only reads flags and writes text.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from glimmer.fleet.load import load_topology
 from glimmer.sim.clock import parse_time, rfc3339
 from glimmer.sim.twin import FleetSim, from_spec
 
+MAX_PORT = 65535
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 FLEET_HELP = "Built-in fleet name (ai-factory, hgx-1k …) or a Fleet YAML/JSON file."
@@ -121,8 +123,10 @@ def serve(
     noise: NoiseOpt = True,
 ) -> None:
     """Serve the fleet's telemetry on /metrics while simulated time advances."""
-    if not speed > 0:
-        raise InputError(f"--speed: must be a positive number, got {speed}")
+    if not 0 <= port <= MAX_PORT:  # the socket layer would raise OverflowError instead
+        raise InputError(f"--port: must be a TCP port from 0 to {MAX_PORT}, got {port}")
+    if not (speed > 0 and math.isfinite(speed)):
+        raise InputError(f"--speed: must be a positive finite number, got {speed}")
     sim = _sim(fleet, fault or [], noise)
     clock = SimClock(_at(start, "--start"), speed)
     try:

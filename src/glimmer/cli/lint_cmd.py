@@ -14,7 +14,9 @@ import typer
 from rich.markup import escape
 
 from glimmer.api.load import load_paths
+from glimmer.cli.fleet import fleet_problems
 from glimmer.cli.output import console, print_json
+from glimmer.errors import InputErrors
 from glimmer.plan.builtin import builtin_profiles_dir
 from glimmer.plan.lint import Finding, lint_loaded
 from glimmer.verdict.lint import Severity
@@ -87,6 +89,11 @@ def lint(
 ) -> None:
     """Lint every gate: Malformed gates refuse a run, Unsound ones are reported and run anyway."""
     loaded = load_paths(paths or [str(builtin_profiles_dir())])
+    # A Fleet has no gates to lint, but it is glimmer's own kind: it is checked by the fleet
+    # rules (as `glimmer validate` does) and counted, rather than refused as unknown.
+    problems = fleet_problems(loaded)
+    if problems:
+        raise InputErrors(problems)
     findings = lint_loaded(loaded)
     if output is OutputFormat.JSON:
         print_json({"checked": len(loaded), "problems": [_as_json(f) for f in findings]})

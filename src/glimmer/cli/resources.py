@@ -14,6 +14,7 @@ import typer
 
 from glimmer.api.crd import all_crds, crd_file_text, crd_filename, to_yaml
 from glimmer.api.load import Loaded, collect_paths
+from glimmer.cli.fleet import fleet_problems
 from glimmer.cli.output import print_json, write_manifests
 from glimmer.errors import InputError
 
@@ -62,11 +63,17 @@ def validate(
         OutputFormat, typer.Option("--output", "-o", help="text (default) or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Check that every document in PATH... is a valid glimmer resource (burn-in, certification).
+    """Check that every document in PATH... is a valid glimmer resource (burn-in, certification,
+    Fleet: a Fleet is checked by every rule `glimmer fleet validate` applies).
 
     Exit 0 when all are valid; exit 2 when any is not, with one line per problem on stderr.
     """
     loaded, errors = collect_paths(paths)
+    fleet_errors = fleet_problems(loaded)
+    if fleet_errors:
+        bad = {(e.location.file, e.location.document) for e in fleet_errors}
+        loaded = [item for item in loaded if (item.source, item.document) not in bad]
+        errors = [*errors, *fleet_errors]
     if output is OutputFormat.JSON:
         print_json(
             {

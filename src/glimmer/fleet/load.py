@@ -6,8 +6,9 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from glimmer.api.budget import read_text
 from glimmer.api.fleet_load import LoadedFleet, load_fleet_text
-from glimmer.errors import InputError, Location
+from glimmer.errors import InputError
 from glimmer.fleet.build import build
 from glimmer.fleet.topology import Topology
 
@@ -29,11 +30,8 @@ def read_fleet(ref: str) -> LoadedFleet:
     """Read and validate a Fleet given a built-in name or a path to a YAML/JSON file."""
     path = Path(ref)
     if path.suffix in _SUFFIXES or path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise InputError(f"cannot read fleet file: {e.strerror}", Location(file=ref)) from None
-        return load_fleet_text(text, ref)
+        # Refused before reading when over the Fleet budget; a binary file is bad input.
+        return load_fleet_text(read_text(path, "fleet", ref), ref)
     item = _builtin_dir().joinpath(f"{ref}.yaml")
     if not item.is_file():
         known = ", ".join(builtin_names())
