@@ -79,3 +79,26 @@ def test_against_a_stored_fingerprint_reports_drift(
     assert (condition["status"], condition["reason"]) == ("True", "DigestChanged")
     assert "kernel 6.2.0-old → 6.8.0-glimmer-sim" in condition["message"]
     assert err.startswith("Warning HardwareDrift hgx-node-0001: kernel")
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("", "--against: holds no NodeFingerprint"),
+        (
+            "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInProfile\nmetadata: {name: p}\n"
+            "spec: {tests: [{testRef: clock-smoke}]}\n",
+            "--against takes NodeFingerprint, not a BurnInProfile; glimmer run -f reads it",
+        ),
+    ],
+    ids=["empty", "profile"],
+)
+def test_against_a_file_holding_no_fingerprint_is_refused_naming_what_it_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, named: str
+) -> None:
+    stored = tmp_path / "stored.yaml"
+    stored.write_text(text)
+    node = ("--fleet", "ai-factory", "--node", "hgx-node-0001")
+    code, out, err = run(capsys, *node, "--against", str(stored))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {stored}") and named in err and err.count("\n") == 1

@@ -17,8 +17,9 @@ import typer
 
 from glimmer.api.dump import dump
 from glimmer.api.fingerprint import NodeFingerprint
-from glimmer.api.load import load_paths, of_kind
+from glimmer.api.load import of_kind
 from glimmer.backends.sim_fleet import fleet_nodes
+from glimmer.cli.run_inputs import load_kinds
 from glimmer.errors import InputError
 from glimmer.fingerprint.host import capture_host, host_name
 from glimmer.fingerprint.identity import Identity
@@ -52,7 +53,8 @@ def _fleet_identities(fleet: str, node: str | None, every: bool) -> list[tuple[s
 
 
 def _stored(paths: list[str]) -> dict[str, NodeFingerprint]:
-    found = of_kind(load_paths(paths), NodeFingerprint)
+    # A file with no NodeFingerprint would compare against nothing and report no drift.
+    found = of_kind(load_kinds("--against", paths, (NodeFingerprint,)), NodeFingerprint)
     return {fp.spec.node_name: fp for fp, _ in found}
 
 
