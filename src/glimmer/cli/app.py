@@ -19,6 +19,7 @@ from glimmer.cli import (
     fleet,
     lint_cmd,
     metrics_cmd,
+    profiles_cmd,
     report_cmd,
     resources,
     run_cmd,
@@ -65,6 +66,7 @@ sink_cmd.register(app)
 schedule_cmd.register(app)
 fingerprint_cmd.register(app)
 certify_cmd.register(app)
+profiles_cmd.register(app)
 
 
 def _say_error(error: InputError) -> None:
