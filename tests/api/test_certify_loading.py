@@ -126,13 +126,13 @@ def test_workload_run_config_is_inline_or_a_config_map_not_both() -> None:
 
 
 def test_log_profile_example_must_match_its_regex() -> None:
-    text = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n  timestamp: {layout: x}\n"
+    text = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n  timestamp: {layout: '15:04'}\n"
     text += "  patterns: {trainingStep: {regex: 'step (?P<step>\\d+)', example: 'no steps'}}\n"
     assert "does not match the regex" in _errors(text)[0]
 
 
 def test_log_profile_regex_must_compile() -> None:
-    text = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n  timestamp: {layout: x}\n"
+    text = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n  timestamp: {layout: '15:04'}\n"
     text += "  patterns: {trainingStep: {regex: '(unclosed'}}\n"
     assert "invalid regex" in _errors(text)[0]
 

@@ -269,8 +269,30 @@ def _category(d: Mapping[str, Any]) -> CategoryResult:
     )
 
 
+# The fields every saved result has; a document without them is something else.
+RESULT_FIELDS = ("name", "gpu", "totalNodes", "categories")
+NOT_A_RESULT = "is not a saved certification result (the JSON `certify run -o json` prints)"
+
+
+def _not_a_result(doc: Any) -> str | None:
+    """Why ``doc`` is plainly not a result document, naming what it is instead; None when it
+    has the shape of one."""
+    if not isinstance(doc, dict):
+        what = {list: "a JSON list", str: "a JSON string", bool: "a JSON boolean"}
+        return f"{NOT_A_RESULT}: it holds {what.get(type(doc), 'a JSON number or null')}"
+    if isinstance(doc.get("kind"), str):
+        return f"{NOT_A_RESULT}: it holds a {doc['kind']} resource"
+    missing = [k for k in RESULT_FIELDS if k not in doc]
+    if missing:
+        return f"{NOT_A_RESULT}: it has no {', '.join(missing)}"
+    return None
+
+
 def from_doc(doc: Any, source: str = "") -> CertResult:
     """A CertResult from its JSON document; InputError when it is not one."""
+    why = _not_a_result(doc)
+    if why:
+        raise InputError(why, Location(file=source or None))
     try:
         return CertResult(
             name=doc["name"],
@@ -287,6 +309,6 @@ def from_doc(doc: Any, source: str = "") -> CertResult:
         )
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise InputError(
-            f"not a certification result document ({type(e).__name__}: {e})",
+            f"{NOT_A_RESULT}: a field is missing or of the wrong type ({type(e).__name__}: {e})",
             Location(file=source or None),
         ) from None

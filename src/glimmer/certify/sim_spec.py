@@ -17,6 +17,7 @@ from glimmer.api.certify_options import CategoryOptions
 from glimmer.api.load import Loaded, load_paths, load_text, of_kind
 from glimmer.certify.catalog.entries import get_entry, measurement_profile
 from glimmer.certify.grouping import UNSCHEDULABLE_TAINT, Taint
+from glimmer.certify.input_kinds import what_it_holds
 from glimmer.certify.measure_threshold import unknown_keys
 from glimmer.errors import InputError, Location
 
@@ -192,9 +193,16 @@ def from_certification(cert: Certification, loaded: Loaded | None = None) -> Cer
 
 def _one(loaded: Sequence[Loaded], source: str) -> CertSpec:
     found = of_kind(loaded, Certification)
-    if len(found) != 1:
+    if not found:
         raise InputError(
-            f"expected exactly one Certification, found {len(found)}", Location(file=source)
+            f"holds no Certification to run: it holds {what_it_holds(loaded)}",
+            Location(file=source),
+        )
+    if len(found) > 1:
+        raise InputError(
+            f"holds {len(found)} Certifications ({what_it_holds([w for _, w in found])}); "
+            "certify run takes one, so put each in its own file",
+            Location(file=source),
         )
     cert, where = found[0]
     return from_certification(cert, where)

@@ -25,6 +25,7 @@ from glimmer.api.load import load_paths
 from glimmer.certify.catalog.entries import find_entry
 from glimmer.certify.catalog.render import render_certification, render_entry
 from glimmer.certify.catalog.workloadrun import render_workload_run
+from glimmer.certify.input_kinds import what_it_holds
 from glimmer.certify.platform import names_list
 from glimmer.certify.platform.errors import locate
 from glimmer.cli import certify_run
@@ -59,8 +60,14 @@ def manifests(objects: list[dict[str, Any]]) -> str:
 
 def _render_file(path: str, platform: str, gpu: str) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
-    found = False
-    for item in load_paths([path]):
+    loaded = load_paths([path])
+    if not any(isinstance(item.obj, Certification | WorkloadRun) for item in loaded):
+        # Refused before anything renders, naming what the file holds instead.
+        raise InputError(
+            f"holds no Certification or WorkloadRun to render: it holds {what_it_holds(loaded)}",
+            Location(file=path),
+        )
+    for item in loaded:
         try:
             if isinstance(item.obj, Certification):
                 objects += render_certification(item.obj, platform, gpu)
@@ -72,9 +79,6 @@ def _render_file(path: str, platform: str, gpu: str) -> list[dict[str, Any]]:
             if e.location.file is None and (e.location.obj or e.location.field):
                 locate(e, item)  # about the object: its file, and the line of its field
             raise
-        found = True
-    if not found:
-        raise InputError("no Certification or WorkloadRun to render", Location(file=path))
     return objects
 
 

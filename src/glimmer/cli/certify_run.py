@@ -18,7 +18,7 @@ import typer
 
 from glimmer.certify.report_card import render
 from glimmer.certify.sim_certify import certify
-from glimmer.certify.sim_result import FAILED, CertResult, from_doc, to_doc
+from glimmer.certify.sim_result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
 from glimmer.certify.sim_spec import load_certification
 from glimmer.cli.output import print_json
 from glimmer.errors import InputError, Location
@@ -70,8 +70,10 @@ def report(
         doc = json.loads(Path(result).read_text(encoding="utf-8"))
     except OSError as e:
         raise InputError(f"cannot read file: {e.strerror}", Location(file=result)) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{NOT_A_RESULT}: not UTF-8 text", Location(file=result)) from None
     except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e}", Location(file=result)) from None
+        raise InputError(f"{NOT_A_RESULT}: not JSON ({e})", Location(file=result)) from None
     got = from_doc(doc, result)
     typer.echo(render(got), nl=False)
     raise typer.Exit(_exit_code(got))

@@ -129,7 +129,7 @@ def test_same_seed_same_result_and_json_round_trip() -> None:
     doc = json.loads(json.dumps(to_doc(a)))
     back = from_doc(doc)
     assert to_doc(back) == doc and render(back) == render(a)
-    with pytest.raises(InputError, match="not a certification result"):
+    with pytest.raises(InputError, match="not a saved certification result"):
         from_doc({"name": "x"}, "r.json")
 
 
