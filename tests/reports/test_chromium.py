@@ -78,3 +78,17 @@ def test_the_rendered_dom_holds_the_verdict_table_and_the_charts(
     assert dom.count("<svg") >= 2
     assert 'id="rack-map"' in dom and "Gated metrics across units" in dom
     assert "<script" not in dom
+
+
+def test_the_rendered_page_leads_with_the_findings_and_folds_passing_nodes(
+    page: Path, tmp_path: Path
+) -> None:
+    chromium = ensure_tool("chromium", "ensure_chromium.sh")
+    done = _chromium(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
+    dom = done.stdout
+    assert '<h2 id="findings">Findings</h2>' in dom, done.stderr[-2000:]
+    first_heading = dom.index("<h2")
+    assert first_heading == dom.index('<h2 id="findings">')
+    assert dom.index('class="findings"') < dom.index('id="verdict-table"')
+    assert '<details class="passing" id="passing-detail">' in dom
+    assert dom.count('<details class="node" open="">') == 2  # the two failed nodes, open

@@ -24,6 +24,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.contract.vocab import TERMINAL_PHASES, Phase, Scope
 from glimmer.fleet.topology import Topology
 from glimmer.reports.figures import Distribution, SeriesChart, distributions, soak_series
+from glimmer.reports.findings import Finding, finding_of
 from glimmer.reports.racks import Rack, racks_of
 from glimmer.reports.units import Gate, Unit
 from glimmer.reports.words import status_word, worst
@@ -133,6 +134,11 @@ class Report:
         if self.baseline:
             out.append(BASELINE_LABEL)
         return tuple(out)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every unit that did not pass, in status order: what the HTML report leads with."""
+        return tuple(u.finding for u in self.units if u.finding is not None)
 
     def node(self, name: str) -> NodeView | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -253,6 +259,7 @@ def assemble(run: BurnInRun, fleet: Topology | None = None, stamp: Stamp | None 
                 for t in ((planned[r.name].spec.thresholds or []) if r.name in planned else [])
             ),
             required=planned[r.name].required if r.name in planned else None,
+            finding=finding_of(r, plan),
         )
         for r in results
     )

@@ -108,7 +108,7 @@ def distribution_svg(dist: Distribution) -> str:
     step = plot / _BINS
     for col, members in sorted(bins.items()):
         cx = _LEFT + (col + 0.5) * step
-        ordered = sorted(members, key=lambda p: p.word == "PASS")  # failing ones first, lowest
+        ordered = sorted(members, key=lambda p: p.drawn == "PASS")  # failing ones first, lowest
         if bars:
             parts.append(_bar(cx, step, base, members, tallest, rows))
             continue
@@ -181,9 +181,10 @@ def _failing_side(
 
 
 def _dot(cx: float, cy: float, p: Point, metric: str) -> str:
-    tip = _e(f"{p.label}: {metric}={p.raw} ({p.word})")
-    fill = colour(p.word)
-    if p.word == "PASS":
+    verdict = f"{p.word} on another gate; this one is met" if p.met else p.word
+    tip = _e(f"{p.label}: {metric}={p.raw} ({verdict})")
+    fill = colour(p.drawn)
+    if p.drawn == "PASS":
         return (
             f'<circle cx="{_num(cx)}" cy="{_num(cy)}" r="5" fill="{fill}">'
             f"<title>{tip}</title></circle>"
@@ -193,14 +194,14 @@ def _dot(cx: float, cy: float, p: Point, metric: str) -> str:
         f'<g><title>{tip}</title><rect x="{_num(cx - 6)}" y="{_num(cy - 6)}" '
         f'width="12" height="12" fill="{fill}"/>'
         f'<text x="{_num(cx)}" y="{_num(cy + 4)}" class="mark" '
-        f'text-anchor="middle">{_e(mark(p.word))}</text></g>'
+        f'text-anchor="middle">{_e(mark(p.drawn))}</text></g>'
     )
 
 
 def _bar(cx: float, step: float, base: float, members: list[Point], tallest: int, rows: int) -> str:
     full = rows * 12
     height = max(2.0, len(members) / tallest * full)
-    bad = [p for p in members if p.word != "PASS"]
+    bad = [p for p in members if p.drawn != "PASS"]
     bad_h = len(bad) / len(members) * height
     w = max(2.0, step - 2)
     tip = _e(f"{len(members)} unit(s), {len(bad)} not passing")
@@ -295,11 +296,13 @@ def series_svg(chart: SeriesChart) -> str:
     for i, series in enumerate(chart.series):
         if not series.samples:
             continue
-        stroke = COLOURS["FAIL"] if series.word == "FAIL" else _PALETTE[i % len(_PALETTE)]
-        dash = ' stroke-dasharray="5 3"' if series.word not in ("PASS", "RUNNING") else ""
+        word = series.drawn
+        stroke = COLOURS["FAIL"] if word == "FAIL" else _PALETTE[i % len(_PALETTE)]
+        dash = ' stroke-dasharray="5 3"' if word not in ("PASS", "RUNNING") else ""
         points = " ".join(f"{_num(x(s.offset_s))},{_num(y(s.value))}" for s in series.samples)
+        verdict = f"{series.word} on another gate; this one is met" if series.met else word
         parts.append(
-            f"<g><title>{_e(series.label)} ({series.word})</title>"
+            f"<g><title>{_e(series.label)} ({_e(verdict)})</title>"
             f'<polyline points="{points}" fill="none" stroke="{stroke}" stroke-width="2"{dash}/>'
         )
         for s in series.samples:
@@ -315,7 +318,7 @@ def series_svg(chart: SeriesChart) -> str:
         last = series.samples[-1]
         parts.append(
             f'<text x="{_num(x(last.offset_s) + 6)}" y="{_num(y(last.value) + 4 + 11 * (i % 3))}" '
-            f'class="series-label">{_e(mark(series.word))} {_e(series.label)}</text></g>'
+            f'class="series-label">{_e(mark(word))} {_e(series.label)}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -24,8 +24,15 @@ class Point:
     raw: str | None  # as reported; None when not reported
     value: float | None  # None when not reported or not a finite number
     word: str  # the unit's status word
-    violated: bool  # this metric is among the unit's violations
+    violated: bool  # this metric is among the gates the unit missed
     outside: bool  # violated, or the value lies on the failing side of the gate
+    met: bool = False  # the unit failed, but on another gate: this reading meets this one
+
+    @property
+    def drawn(self) -> str:
+        """The word this chart draws: a failed unit's reading that meets this gate is drawn as
+        passing it (the chart is about this gate; the unit's verdict is in its tooltip)."""
+        return "PASS" if self.met else self.word
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,11 @@ class Series:
     label: str
     word: str
     samples: tuple[Sample, ...]
+    met: bool = False  # the unit failed, but not on this gate
+
+    @property
+    def drawn(self) -> str:
+        return "PASS" if self.met else self.word
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,7 @@ def _point(unit: Unit, gate: Gate) -> Point:
     raw = unit.metric(gate.metric)
     value = number(raw)
     bound = number(gate.value)
-    violated = any(v.metric == gate.metric for v in unit.violations)
+    violated = gate.metric in unit.missed
     # For display only: the verdict was settled by the engine; this marks where a dot falls.
     # An open result's value is a partial reading (a soak's total so far), not yet beyond.
     settled = unit.word not in ("RUNNING", "PENDING")
@@ -90,7 +102,8 @@ def _point(unit: Unit, gate: Gate) -> Point:
         and bound is not None
         and not compare(value, gate.comparison, bound)
     )
-    return Point(unit.label, raw, value, unit.word, violated, violated or beyond)
+    met = unit.word == "FAIL" and value is not None and not (violated or beyond)
+    return Point(unit.label, raw, value, unit.word, violated, violated or beyond, met)
 
 
 def distributions(units: Sequence[Unit], tests: Sequence[str]) -> tuple[Distribution, ...]:
@@ -130,6 +143,16 @@ def _samples(unit: Unit, metric: str, start: datetime, cumulative: bool) -> tupl
     return tuple(samples)
 
 
+def _series(unit: Unit, gate: Gate, start: datetime, cumulative: bool) -> Series:
+    samples = _samples(unit, gate.metric, start, cumulative)
+    # A running total is judged at its end; a per-window reading in every window.
+    judged = samples[-1:] if cumulative else samples
+    bound = number(gate.value)
+    within = bound is not None and all(compare(s.value, gate.comparison, bound) for s in judged)
+    met = unit.word == "FAIL" and bool(judged) and within and gate.metric not in unit.missed
+    return Series(unit.label, unit.word, samples, met)
+
+
 def soak_series(
     units: Sequence[Unit],
     tests: Sequence[str],
@@ -150,9 +173,7 @@ def soak_series(
                 continue
             seen.add(gate.metric)
             cumulative = aggregation_of(gate.metric) is Aggregation.SUM
-            series = tuple(
-                Series(u.label, u.word, _samples(u, gate.metric, start, cumulative)) for u in ran
-            )
+            series = tuple(_series(u, gate, start, cumulative) for u in ran)
             if any(s.samples for s in series):
                 out.append(SeriesChart(test, gate, cumulative, series))
     return tuple(out)

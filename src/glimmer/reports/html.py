@@ -5,9 +5,15 @@ reads the same offline, attached to a ticket, years later. CSS is inline (print 
 charts are inline SVG. Every verdict is a colour *and* a word with a mark; Error and Fail differ
 in hue. Everything that came from the run is escaped: it is user data.
 
-Sections: header and phase banner with badges, run table, what the report cannot tell you,
-the nodes-and-tests matrix, the rack-and-node map, each gated metric across units, soak series,
-links, results with no node, per-node detail, hardware inventory, footer.
+The page leads with what failed: the header and phase banner, then the findings (every unit
+that did not pass: node, test, metric, value, gate, runner message), then the run table, what
+the report cannot tell you, the nodes-and-tests matrix, the rack-and-node map, each gated metric
+across units, soak series, links, the detail of every node or link that did not pass (missed
+gates highlighted), the passing ones folded, the hardware inventory (folded) and the footer.
+
+Folded is ``<details>``: closed on screen, printed open. A passing unit's detail is the row of
+the readings its gates judged, its message and anything to note; all of its readings are in
+its NVVS document and the BurnInRun. That keeps a 1,024-node page to about a megabyte.
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ from html import escape
 
 from glimmer.reports.assemble import NodeView, Report
 from glimmer.reports.charts import COLOURS, distribution_svg, rack_map_svg, series_svg
-from glimmer.reports.units import Unit, artifact_line, cause_sentence
-from glimmer.reports.words import DASH, mark, utc
+from glimmer.reports.findings import Finding, cell_message
+from glimmer.reports.units import Gate, Unit, artifact_line, cause_sentence
+from glimmer.reports.words import DASH, mark, symbol, utc
 
 FILE_NAME = "burn-in-report.html"
 MEDIA_TYPE = "text/html; charset=utf-8"
+# Nodes and units with these words are folded: nothing about them needs a reader's attention.
+FOLDED = ("PASS", "SKIP")
 
 _CSS = """
 :root { color-scheme: light; }
@@ -58,6 +67,12 @@ svg .cell-text { font: 12px ui-monospace, Menlo, Consolas, monospace; fill: #fff
 svg .cell-text.dim { fill: #1f2328; }
 .grid { display: flex; flex-wrap: wrap; gap: 0 24px; }
 details summary { cursor: pointer; color: #0969da; }
+details.node > summary { color: inherit; }
+details.node > summary h3 { display: inline; }
+td.c { color: #fff; font-weight: 600; white-space: nowrap; }
+table.findings td.value, tr.miss td, li.miss { background: #ffebe9; }
+.miss .x { color: #cf222e; font-weight: 700; }
+.met .x { color: #1a7f37; }
 footer { margin-top: 32px; color: #57606a; font-size: 12px; border-top: 1px solid #d0d7de;
   padding-top: 8px; }
 @media print {
@@ -94,7 +109,56 @@ def _head(report: Report) -> list[str]:
     return [
         f"<h1>Burn-in report — <code>{_e(report.title)}</code></h1>",
         f'<div class="banner" role="status">{_verdict(report.word)}{badges}</div>',
+        *_findings(report),
+        "<h2>Run</h2>",
         f'<table class="run">{table}</table>',
+    ]
+
+
+def _finding_rows(finding: Finding) -> str:
+    """One row per gate the unit missed (one row when its message alone speaks for it); the
+    unit, test, result and runner message span them."""
+    misses = [
+        (
+            f"<code>{_e(e.metric)}</code>",
+            _e(e.reading) if e.reading is not None else '<span class="note">not reported</span>',
+            _e(f"{symbol(e.comparison)} {e.bound}") if e.comparison else DASH,
+        )
+        for e in finding.evidence
+    ] or [(DASH, DASH, DASH)]
+    span = f' rowspan="{len(misses)}"' if len(misses) > 1 else ""
+    word = _verdict(_WORD_OF_PHASE.get(finding.phase.value, finding.phase.value.upper()))
+    rows = []
+    for i, (metric, value, gate) in enumerate(misses):
+        lead = (
+            f"<td{span}><code>{_e(finding.unit)}</code></td><td{span}><code>"
+            f"{_e(finding.test)}</code></td><td{span}>{word}</td>"
+            if i == 0
+            else ""
+        )
+        tail = f"<td{span}>{_e(cell_message(finding))}</td>" if i == 0 else ""
+        rows.append(
+            f'<tr>{lead}<td>{metric}</td><td class="value">{value}</td><td>{gate}</td>{tail}</tr>'
+        )
+    return "".join(rows)
+
+
+_WORD_OF_PHASE = {"Failed": "FAIL", "Error": "ERROR", "Cancelled": "CANCELLED"}
+
+
+def _findings(report: Report) -> list[str]:
+    out = ['<h2 id="findings">Findings</h2>']
+    if not report.findings:
+        so_far = "" if report.final else " so far"
+        return [*out, f'<p class="note">No unit failed, errored or was cancelled{so_far}.</p>']
+    rows = "".join(_finding_rows(f) for f in report.findings)
+    return [
+        *out,
+        f'<p class="note">{len(report.findings)} unit(s) did not pass. Each row is a gate a '
+        "unit's readings missed; a unit with none is explained by its runner's message.</p>",
+        '<table class="findings"><thead><tr><th>Node or link</th><th>Test</th><th>Result</th>'
+        "<th>Metric</th><th>Value</th><th>Gate</th><th>Runner message</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>",
     ]
 
 
@@ -105,13 +169,7 @@ def _warnings(report: Report) -> list[str]:
     return ["<h2>What this report cannot tell you</h2>", f'<ul class="warnings">{items}</ul>']
 
 
-def _matrix(report: Report) -> list[str]:
-    nodes = [n for n in report.nodes if n.results]
-    out = ['<h2 id="verdicts">Nodes and tests</h2>']
-    if not nodes:
-        return [*out, '<p class="note">No node-scope results in this run (see Links).</p>']
-    tests = [t for t in report.tests if any(n.result(t) for n in nodes)]
-    head = "".join(f'<th scope="col"><code>{_e(t)}</code></th>' for t in tests)
+def _matrix_rows(nodes: list[NodeView], tests: list[str]) -> str:
     rows = []
     for n in nodes:
         cells = []
@@ -119,6 +177,9 @@ def _matrix(report: Report) -> list[str]:
             units = n.result(t)
             if not units:
                 cells.append(f'<td class="absent" title="not run on this node">{DASH}</td>')
+            elif len(units) == 1 and units[0].word in COLOURS:
+                word = units[0].word
+                cells.append(f'<td class="c {word}">{_e(mark(word))} {word}</td>')
             else:
                 cells.append("<td>" + " ".join(_verdict(u.word) for u in units) + "</td>")
         node_word = n.word
@@ -128,12 +189,37 @@ def _matrix(report: Report) -> list[str]:
             + "".join(cells)
             + "</tr>"
         )
-    return [
-        *out,
-        f'<table class="matrix" id="verdict-table"><thead><tr><th scope="col">Node</th>'
-        f'<th scope="col">Node verdict</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>",
-    ]
+    return "".join(rows)
+
+
+def _matrix(report: Report) -> list[str]:
+    nodes = [n for n in report.nodes if n.results]
+    out = ['<h2 id="verdicts">Nodes and tests</h2>']
+    if not nodes:
+        return [*out, '<p class="note">No node-scope results in this run (see Links).</p>']
+    tests = [t for t in report.tests if any(n.result(t) for n in nodes)]
+    head = "".join(f'<th scope="col"><code>{_e(t)}</code></th>' for t in tests)
+    thead = (
+        f'<thead><tr><th scope="col">Node</th><th scope="col">Node verdict</th>{head}</tr></thead>'
+    )
+    attention = [n for n in nodes if n.word not in FOLDED]
+    folded = [n for n in nodes if n.word in FOLDED]
+    # The first table on the page carries the id, whichever it is.
+    if attention:
+        out.append(
+            f'<table class="matrix" id="verdict-table">{thead}'
+            f"<tbody>{_matrix_rows(attention, tests)}</tbody></table>"
+        )
+    else:
+        out.append('<p class="note">Every node passed (or skipped) every test it ran.</p>')
+    if folded:
+        ident = "" if attention else ' id="verdict-table"'
+        out.append(
+            f'<details class="passing"><summary>{len(folded)} node(s) passed every test they '
+            f'ran</summary><table class="matrix"{ident}>{thead}'
+            f"<tbody>{_matrix_rows(folded, tests)}</tbody></table></details>"
+        )
+    return out
 
 
 def _map(report: Report) -> list[str]:
@@ -159,8 +245,9 @@ def _distributions(report: Report) -> list[str]:
         return []
     out = [
         "<h2>Gated metrics across units</h2>",
-        '<p class="note">Each dot is one node (or link); squares with a mark did not pass. The '
-        "dashed line is the gate; the shaded side fails it.</p>",
+        '<p class="note">Each dot is one node (or link); squares with a mark miss this gate. A '
+        "unit that failed on another gate is drawn as meeting this one (its tooltip says so). "
+        "The dashed line is the gate; the shaded side fails it.</p>",
         '<div class="grid">',
     ]
     for d in report.distributions:
@@ -213,12 +300,23 @@ def _links(report: Report) -> list[str]:
     ]
 
 
+def _gate_item(unit: Unit, gate: Gate) -> str:
+    measured = unit.metric(gate.metric)
+    missed = gate.metric in unit.missed
+    cls, tick = ("miss", "✗") if missed else ("met", "✓")
+    state = "missed" if missed else "met"
+    return (
+        f'<li class="{cls}"><span class="x">{tick}</span> <code>{_e(gate.describe())}</code> '
+        f"{state}: measured {_e(measured if measured is not None else 'nothing')}</li>"
+    )
+
+
 def _unit(unit: Unit) -> list[str]:
     out = [f"<h4><code>{_e(unit.name)}</code> {_verdict(unit.word)}</h4>"]
     items: list[str] = []
     for v in unit.violations:
         items.append(
-            f"<li><strong>{_e(v.metric)}</strong> — {_e(v.reason)}<br>"
+            f'<li class="miss"><strong>{_e(v.metric)}</strong> — {_e(v.reason)}<br>'
             f'<span class="note">{_e(cause_sentence(v.cause, unit.is_link))}</span></li>'
         )
     if unit.word == "ERROR":
@@ -233,16 +331,18 @@ def _unit(unit: Unit) -> list[str]:
     ]
     items += [f"<li>Unmeasurable on this hardware: {_e(m)}</li>" for m in unit.unmeasurable]
     items += [f"<li>Evidence attached: {_e(artifact_line(a))}</li>" for a in unit.artifacts]
-    if unit.gates:
-        gates = ", ".join(
-            f"<code>{_e(g.describe())}</code> (measured {_e(unit.metric(g.metric) or 'nothing')})"
-            for g in unit.gates
-        )
-        items.append(f"<li>Gates: {gates}</li>")
     out.append(f"<ul>{''.join(items)}</ul>")
+    if unit.gates:
+        gates = "".join(_gate_item(unit, g) for g in unit.gates)
+        out.append(f'<ul class="gates">{gates}</ul>')
     if unit.metrics:
+        missed = unit.missed
         rows = "".join(
-            f"<tr><td><code>{_e(k)}</code></td><td>{_e(v)}</td></tr>" for k, v in unit.metrics
+            f'<tr class="miss"><td><span class="x">✗</span> <code>{_e(k)}</code></td>'
+            f"<td>{_e(v)}</td></tr>"
+            if k in missed
+            else f"<tr><td><code>{_e(k)}</code></td><td>{_e(v)}</td></tr>"
+            for k, v in unit.metrics
         )
         out.append(
             f"<details><summary>{len(unit.metrics)} metric(s)</summary>"
@@ -251,17 +351,69 @@ def _unit(unit: Unit) -> list[str]:
     return out
 
 
+def _notes(unit: Unit) -> str:
+    """What a passing unit still has to say: gates not evaluated, unmeasurable metrics and
+    evidence, kept or not."""
+    notes = [f"not evaluated: {n.metric} — {n.reason}" for n in unit.not_evaluated]
+    notes += [f"unmeasurable: {m}" for m in unit.unmeasurable]
+    notes += [f"evidence: {artifact_line(a)}" for a in unit.artifacts]
+    return "; ".join(notes)
+
+
+def _passing_tables(units: list[Unit], tests: tuple[str, ...]) -> list[str]:
+    """One table per test: a row per passing unit with the readings its gates judged."""
+    out: list[str] = []
+    by_test: dict[str, list[Unit]] = {}
+    for u in units:
+        by_test.setdefault(u.name, []).append(u)
+    order = [t for t in tests if t in by_test] + sorted(set(by_test) - set(tests))
+    for test in order:
+        ran = by_test[test]
+        gates: list[Gate] = []
+        for g in ran[0].gates:
+            if g.metric not in {x.metric for x in gates}:
+                gates.append(g)
+        noted = any(_notes(u) for u in ran)
+        head = "".join(f"<th><code>{_e(g.describe())}</code></th>" for g in gates)
+        head += "<th>Runner message</th>" + ("<th>Notes</th>" if noted else "")
+        rows = []
+        for u in ran:
+            cells = "".join(f"<td>{_e(u.metric(g.metric) or DASH)}</td>" for g in gates)
+            note = f"<td>{_e(_notes(u))}</td>" if noted else ""
+            rows.append(
+                f"<tr><td><code>{_e(u.label)}</code></td><td>{_e(mark(u.word))} {u.word}</td>"
+                f"{cells}<td>{_e(u.first_line)}</td>{note}</tr>"
+            )
+        out.append(
+            f"<h4><code>{_e(test)}</code> — {len(ran)} unit(s)</h4>"
+            f"<table><thead><tr><th>Node or link</th><th>Result</th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+    return out
+
+
 def _detail(report: Report) -> list[str]:
-    out = ["<h2>Test detail</h2>"]
+    out = ['<h2 id="detail">Test detail</h2>']
+    folded: list[Unit] = []
     for node in report.nodes:
         if not node.results:
             continue
-        out.append(f"<h3><code>{_e(node.name)}</code></h3>")
+        if node.word in FOLDED:
+            folded += node.results
+            continue
+        out.append(
+            f'<details class="node" open><summary><h3><code>{_e(node.name)}</code> '
+            f"{_verdict(node.word or '')}</h3></summary>"
+        )
         for unit in node.results:
             out += _unit(unit)
+        out.append("</details>")
     by_link: dict[str, list[Unit]] = {}
     for u in report.links:
-        by_link.setdefault(u.endpoints, []).append(u)
+        if u.word in FOLDED:
+            folded.append(u)
+        else:
+            by_link.setdefault(u.endpoints, []).append(u)
     for label, units in by_link.items():
         out.append(f"<h3>Link <code>{_e(label)}</code></h3>")
         for unit in units:
@@ -270,6 +422,20 @@ def _detail(report: Report) -> list[str]:
         out.append("<h3>Results with no node</h3>")
         for unit in report.unassigned:
             out += _unit(unit)
+    if folded:
+        nodes = sum(1 for n in report.nodes if n.results and n.word in FOLDED)
+        links = sum(1 for u in folded if u.is_link)
+        what = f"{nodes} node(s) that passed" + (
+            f" and {links} passing link unit(s)" if links else ""
+        )
+        out.append(
+            f'<details class="passing" id="passing-detail"><summary>{what}: the readings '
+            "their gates judged</summary>"
+            '<p class="note">Every reading of every unit is in its NVVS document '
+            "(<code>diag-&lt;node&gt;.json</code>) and in the BurnInRun.</p>"
+        )
+        out += _passing_tables(folded, report.tests)
+        out.append("</details>")
     return out
 
 
@@ -295,10 +461,14 @@ def render_html(report: Report) -> str:
     body += _distributions(report)
     body += _series(report)
     body += _links(report)
+    body += _detail(report)
     if report.nodes:
         body.append("<h2>Hardware inventory</h2>")
-        body.append("<table>" + "".join(_inventory(n) for n in report.nodes) + "</table>")
-    body += _detail(report)
+        body.append(
+            f"<details><summary>{len(report.nodes)} node(s)</summary><table>"
+            + "".join(_inventory(n) for n in report.nodes)
+            + "</table></details>"
+        )
     body.append(
         f"<footer>Generated by {_e(report.stamp.generator)} at {_e(utc(report.stamp.at))}. "
         "Thresholds in this report are authored by the site that ran it. A pass is a statement "
@@ -308,6 +478,7 @@ def render_html(report: Report) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="generator" content="{_e(report.stamp.generator)}">\n'
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"

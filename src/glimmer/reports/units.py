@@ -11,6 +11,7 @@ from datetime import datetime
 
 from glimmer.api.result import ArtifactRef, NotEvaluated, TestAttempt, TestResult, Violation
 from glimmer.contract.vocab import Scope
+from glimmer.reports.findings import Finding
 from glimmer.reports.words import status_word, symbol
 
 
@@ -39,6 +40,16 @@ class Unit:
     result: TestResult
     gates: tuple[Gate, ...]
     required: bool | None  # None when the pinned plan does not name the test
+    finding: Finding | None = None  # set when the unit did not pass: the gates it missed
+
+    @property
+    def missed(self) -> frozenset[str]:
+        """Metrics of the gates this unit missed: recorded violations, and for a runner's own
+        Fail the gates its readings fall short of (the findings' evidence)."""
+        named = {v.metric for v in self.violations}
+        if self.finding is not None:
+            named |= {e.metric for e in self.finding.evidence}
+        return frozenset(named)
 
     @property
     def name(self) -> str:
