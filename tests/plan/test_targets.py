@@ -1,5 +1,8 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from plan_builders import node, run
+from pydantic import ValidationError
 
 from glimmer.api.target import TargetSelector
 from glimmer.plan.nodes import NodeInfo
@@ -56,3 +59,22 @@ def test_node_info_is_read_only_and_compares_by_value() -> None:
     with pytest.raises(TypeError):
         info.labels["pool"] = "c"  # type: ignore[index]
     assert info == NodeInfo("n", {"pool": "a"})
+
+
+LABEL_NAME = st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?", fullmatch=True)
+OPERATOR_SIGN = st.sampled_from(["!", "=", "(", ")", ",", " "])
+
+
+@given(key=LABEL_NAME, value=st.one_of(st.just(""), LABEL_NAME))
+def test_a_selector_of_kubernetes_labels_loads(key: str, value: str) -> None:
+    assert TargetSelector(node_selector={key: value}).node_selector == {key: value}
+
+
+@given(key=LABEL_NAME, sign=OPERATOR_SIGN, at=st.integers(min_value=0, max_value=64))
+def test_a_selector_with_an_operator_written_into_it_is_refused_at_load(
+    key: str, sign: str, at: int
+) -> None:
+    written = key[:at] + sign + key[at:]
+    for selector in ({written: "x"}, {"x": written}):
+        with pytest.raises(ValidationError, match="operators such as"):
+            TargetSelector(node_selector=selector)

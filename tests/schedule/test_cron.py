@@ -10,8 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glimmer.schedule.cadence import Cadence, ScheduleError, parse_cadence
-from glimmer.schedule.cron import CronError, parse_cron
+from glimmer.api.cadence import Cadence, ScheduleError, parse_cadence
+from glimmer.api.cron import CronError, parse_cron
+from glimmer.api.load import load_text
+from glimmer.errors import InputErrors
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -264,3 +266,28 @@ def test_weekday_steps_stop_at_saturday() -> None:
     assert parse_cron("0 0 * * 1/2").weekdays == frozenset({1, 3, 5})
     assert parse_cron("0 0 * * */3").weekdays == frozenset({0, 3, 6})
     assert parse_cron("0 0 * * 5-7").weekdays == frozenset({5, 6, 0})
+
+
+SCHEDULE_DOC = (
+    "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInSchedule\nmetadata: {{name: s}}\n"
+    "spec:\n  schedule: '{cron}'\n  timeZone: {zone}\n  profileRef: smoke\n"
+    "  target: {{nodeNames: [n1]}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("cron", "zone", "field", "words"),
+    [
+        ("0 3 * *", "UTC", "spec.schedule", "5 fields"),
+        ("@every week", "UTC", "spec.schedule", "not a Go duration"),
+        ("0 3 * * *", "Mars/Olympus", "spec.timeZone", "unknown time zone"),
+    ],
+)
+def test_a_schedule_with_a_bad_cron_or_zone_is_refused_at_load_naming_the_field(
+    cron: str, zone: str, field: str, words: str
+) -> None:
+    with pytest.raises(InputErrors) as refused:
+        load_text(SCHEDULE_DOC.format(cron=cron, zone=zone), "s.yaml")
+    (error,) = refused.value.errors
+    assert error.location.field == field and words in error.message
+    assert error.location.file == "s.yaml" and error.location.line is not None

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedule_world import T0, World, world
 
+from glimmer.api.cadence import parse_cadence
 from glimmer.contract.vocab import Phase
 from glimmer.schedule.actions import CreateRun, DeleteRun, WriteStatus
-from glimmer.schedule.cadence import parse_cadence
 from glimmer.schedule.decide import decide
 from glimmer.schedule.history import is_active, scheduled_at
 

@@ -9,6 +9,7 @@ from typing import ClassVar
 from pydantic import Field, field_validator
 
 from glimmer.api.base import ZERO, Bool, Int32, Int64, Wire
+from glimmer.api.cadence import ScheduleError, load_zone, parse_cadence
 from glimmer.api.k8s import Condition, ObjectReference
 from glimmer.api.meta import Resource
 from glimmer.api.target import TargetSelector
@@ -39,8 +40,9 @@ class BurnInRunTemplate(Wire):
 class BurnInScheduleSpec(Wire):
     """When to run which profile on which nodes."""
 
-    # 5-field cron or a descriptor such as "@every 168h"; parsed by the schedule reconciler,
-    # which reports a bad one on the ScheduleValid condition.
+    # 5-field cron or a descriptor such as "@every 168h". Parsed here, so a file with a bad one
+    # is refused at load; the schedule reconciler still reports one that got past the schema
+    # (another client, an older glimmer) on the ScheduleValid condition.
     schedule: str = Field(
         min_length=1,
         json_schema_extra={
@@ -65,10 +67,23 @@ class BurnInScheduleSpec(Wire):
 
     @field_validator("schedule")
     @classmethod
-    def _no_zone_prefix(cls, text: str) -> str:
+    def _cadence(cls, text: str) -> str:
         if text.lstrip().startswith(_ZONE_PREFIXES):
             raise ValueError("a TZ= or CRON_TZ= prefix is not allowed; set spec.timeZone")
+        try:
+            parse_cadence(text)
+        except ScheduleError as e:
+            raise ValueError(str(e)) from None
         return text
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, name: str | None) -> str | None:
+        try:
+            load_zone(name)
+        except ScheduleError as e:
+            raise ValueError(str(e)) from None
+        return name
 
 
 class BurnInScheduleStatus(Wire):

@@ -18,6 +18,8 @@ from typing import Annotated
 
 import typer
 
+from glimmer.api.cadence import load_zone
+from glimmer.api.duration import DurationError, parse_seconds
 from glimmer.api.load import Loaded, of_kind
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
@@ -36,9 +38,7 @@ from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
 from glimmer.plan.nodes import NodeInfo
 from glimmer.schedule.actions import apply
-from glimmer.schedule.cadence import ScheduleError, load_zone, parse_cadence
 from glimmer.schedule.decide import Decision, decide
-from glimmer.schedule.duration import DurationError, parse_seconds
 from glimmer.schedule.stamp import rfc3339
 from glimmer.sim.twin import FleetSim
 
@@ -252,12 +252,7 @@ def _schedules(loaded: list[Loaded]) -> list[tuple[BurnInSchedule, Loaded]]:
             f"-f: no BurnInSchedule in the files given (they hold {held}); nothing to fire",
             Location(file=loaded[0].source) if loaded else Location(),
         )
-    for schedule, item in found:
-        try:
-            parse_cadence(schedule.spec.schedule, schedule.spec.time_zone)
-        except ScheduleError as e:
-            field = "spec.timeZone" if str(e).startswith("unknown time zone") else "spec.schedule"
-            raise InputError(str(e), item.locate(field)) from None
+    # spec.schedule and spec.timeZone were parsed at load (glimmer.api.schedule).
     return found
 
 

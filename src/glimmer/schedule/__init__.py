@@ -1,8 +1,9 @@
 """glimmer.schedule: BurnInSchedule semantics (specs/burnin.md §1.5, §7.1) as pure functions.
 
-* ``duration``: Go-style durations for ``@every``.
-* ``cron``: the 5-field cron expression and its next fire time on a zone's wall clock.
-* ``cadence``: a schedule's text and zone parsed into something with ``next(after)``.
+The grammar of ``spec.schedule`` and ``spec.timeZone`` lives in the API layer
+(``glimmer.api.cron``, ``glimmer.api.duration``, ``glimmer.api.cadence``), so a schedule a
+user wrote is refused at load, field and line named, rather than first at its first tick.
+
 * ``ticks``: which tick is due at a time (no bursts, deadline, backlog resync).
 * ``history``: the runs a schedule owns, newest first, and which ones history pruning deletes.
 * ``observe``: the status read off those runs, and the ``ScheduleValid`` condition.

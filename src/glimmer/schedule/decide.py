@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from glimmer.api.cadence import ScheduleError, parse_cadence
 from glimmer.api.run import BurnInRun
 from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus, ConcurrencyPolicy
 from glimmer.contract.vocab import Phase
 from glimmer.schedule.actions import Action, CreateRun, DeleteRun, WriteStatus
-from glimmer.schedule.cadence import ScheduleError, parse_cadence
 from glimmer.schedule.history import History, history, to_prune
 from glimmer.schedule.keys import (
     INT32_MAX,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from glimmer.schedule.cadence import Cadence
+from glimmer.api.cadence import Cadence
 from glimmer.schedule.keys import MAX_TICK_SCAN
 
 

@@ -1,7 +1,7 @@
 """A schedule's ``spec.schedule`` and ``spec.timeZone`` read into a :class:`Cadence`: something
 that says when the schedule next fires after a given instant.
 
-Accepted: a 5-field cron expression (see :mod:`glimmer.schedule.cron`), the descriptors
+Accepted: a 5-field cron expression (see :mod:`glimmer.api.cron`), the descriptors
 ``@yearly`` ``@annually`` ``@monthly`` ``@weekly`` ``@daily`` ``@midnight`` ``@hourly``, and
 ``@every <duration>``. A ``TZ=``/``CRON_TZ=`` prefix is refused: the zone belongs in
 ``spec.timeZone`` alone, so one field says where "03:00" is. An empty zone is UTC, never the
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from glimmer.schedule.cron import CronError, CronExpr, parse_cron
-from glimmer.schedule.duration import DurationError, parse_seconds
+from glimmer.api.cron import CronError, CronExpr, parse_cron
+from glimmer.api.duration import DurationError, parse_seconds
 
 DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
