@@ -217,3 +217,47 @@ def test_flush_verifies_a_private_ca_given_with_sink_ca(
         assert len(receiver.stored) == 1
     finally:
         receiver.stop()
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "65536"])
+def test_serve_refuses_a_port_that_is_not_a_tcp_port_in_one_line(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sink", "serve", "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --port: must be a TCP port from 0 to 65535, got {port}\n"
+
+
+def test_serve_refuses_an_empty_host_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sink", "serve", "--host", " ", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --host: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("flag", "words"),
+    [
+        ("--sink-state", "--sink-state: not a folder"),
+        ("--sink-ca", "--sink-ca: not a usable CA bundle"),
+        ("--sink-secret-file", "cannot read the signing secret"),
+    ],
+)
+def test_flush_refuses_a_flag_naming_a_missing_or_wrong_kind_of_path(
+    flag: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    given = a_file if flag == "--sink-state" else tmp_path / "missing"
+    code = main(["sink", "flush", "--sink", f"file={tmp_path / 'out.jsonl'}", flag, str(given)])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # nothing written
+
+
+def test_flush_refuses_a_ca_bundle_that_is_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["sink", "flush", "--sink", "webhook=https://127.0.0.1:9/x",
+                 "--sink-state", str(tmp_path / "state"), "--sink-ca", str(tmp_path)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "--sink-ca: a folder, not a CA bundle" in err

@@ -2,15 +2,99 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from typing import ClassVar
+from urllib.parse import SplitResult, urlsplit
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from glimmer.api.base import ZERO, Bool, Wire
+from glimmer.api.base import ZERO, Bool, Wire, item_error
 from glimmer.api.k8s import SecretKeySelector
-from glimmer.api.meta import Resource
+from glimmer.api.meta import DNS_SUBDOMAIN, Resource
+
+WEBHOOK_SCHEMES = ("http", "https")
+_SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")  # what Kubernetes allows as a Secret's key
+
+
+def _no_space(url: str, _: SplitResult) -> str | None:
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "holds a space or a control character"
+    return None
+
+
+def _scheme(_: str, parts: SplitResult) -> str | None:
+    if parts.scheme.lower() not in WEBHOOK_SCHEMES:
+        shown = f"{parts.scheme}://" if parts.scheme else "no scheme"
+        return f"has {shown}; a webhook is http:// or https://"
+    return None
+
+
+def _host(_: str, parts: SplitResult) -> str | None:
+    return None if parts.hostname else "names no host"
+
+
+def _port(_: str, parts: SplitResult) -> str | None:
+    try:
+        port = parts.port  # urllib refuses a port that is not a number up to 65535 here
+    except ValueError:
+        return "has a port that is not a number from 1 to 65535"
+    if port == 0:
+        return "has port 0, which no server listens on"
+    if parts.netloc.endswith(":"):
+        return "has an empty port"
+    return None
+
+
+def _credentials(_: str, parts: SplitResult) -> str | None:
+    # Credentials in the URL would be written into the outbox, logs and lastError; the token
+    # belongs in tokenSecretRef, which is read at send time and never stored.
+    if parts.username is not None or parts.password is not None:
+        return "carries credentials (user@host); put the token in tokenSecretRef"
+    return None
+
+
+# The checks a webhook URL passes, in order; the first that fails is the error. Each is also
+# what a later send would trip over, only here it is the user's input to fix.
+URL_RULES: tuple[Callable[[str, SplitResult], str | None], ...] = (
+    _scheme,
+    _no_space,
+    _host,
+    _port,
+    _credentials,
+)
+
+
+def webhook_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a webhook's address, or None when it can."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as e:  # an unbalanced IPv6 bracket, for one
+        return f"{url!r} is not a URL: {e}"
+    for rule in URL_RULES:
+        why = rule(url, parts)
+        if why is not None:
+            return f"{_shown(url, parts)!r} is not a webhook URL: it {why}"
+    return None
+
+
+def _shown(url: str, parts: SplitResult) -> str:
+    """``url`` as an error may quote it: a password in it is never echoed."""
+    if "@" not in parts.netloc:
+        return url
+    return url.replace(parts.netloc, "***@" + parts.netloc.rsplit("@", 1)[1], 1)
+
+
+def _object_name_problem(name: str) -> str | None:
+    if len(name) > 253 or not _SUBDOMAIN.match(name):
+        return (
+            f"{name!r} is not a valid object name (lower-case letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit, at most 253)"
+        )
+    return None
 
 
 class SinkType(StrEnum):
@@ -28,11 +112,47 @@ class WebhookSink(Wire):
     token_secret_ref: SecretKeySelector | None = None
     insecure_skip_verify: Bool = Field(False, json_schema_extra=ZERO)
 
+    @field_validator("url")
+    @classmethod
+    def _a_url(cls, url: str) -> str:
+        why = webhook_url_problem(url)
+        if why is not None:
+            raise ValueError(why)
+        return url
+
+    @model_validator(mode="after")
+    def _a_secret_that_can_exist(self) -> WebhookSink:
+        # The token is read from the Secret named here at each send; a reference no Secret can
+        # answer would fail every delivery of every run, so it is refused with the file.
+        ref = self.token_secret_ref
+        if ref is None:
+            return self
+        if not ref.name:
+            raise item_error(".tokenSecretRef.name", "a token Secret needs a name")
+        why = _object_name_problem(ref.name)
+        if why is not None:
+            raise item_error(".tokenSecretRef.name", why)
+        if len(ref.key) > 253 or not _SECRET_KEY.fullmatch(ref.key) or ref.key in {".", ".."}:
+            raise item_error(
+                ".tokenSecretRef.key",
+                f"{ref.key!r} is not a Secret key (letters, digits, '-', '_' and '.')",
+            )
+        return self
+
 
 class ConfigMapSink(Wire):
     """Write results into a ConfigMap of this name."""
 
     name: str = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _an_object_name(cls, name: str) -> str:
+        # It names a ConfigMap (on this host, a folder): nothing else is a valid name.
+        why = _object_name_problem(name)
+        if why is not None:
+            raise ValueError(why)
+        return name
 
 
 class BurnInSinkSpec(Wire):

@@ -19,6 +19,8 @@ from glimmer.sinks.flush import FlushReport, flush
 from glimmer.sinks.prometheus import Exporter
 from glimmer.sinks.serve import EnvelopeSource, metrics_server
 
+MAX_PORT = 65_535
+
 sink_app = typer.Typer(
     name="sink",
     help="Sinks: serve delivered envelopes as Prometheus metrics; flush the outbox.",
@@ -45,19 +47,29 @@ def serve(
     ] = False,
 ) -> None:
     """Serve /metrics (burnin_run_phase, burnin_test_metric, …) for the latest 128 runs."""
+    if not 0 <= port <= MAX_PORT:
+        # Worded as ``glimmer fleet serve`` words it: one message for one mistake.
+        raise InputError(f"--port: must be a TCP port from 0 to {MAX_PORT}, got {port}")
+    if not host.strip():
+        raise InputError("--host: give an address to listen on (for example 127.0.0.1)")
     if source is not None and not source.exists():
         raise InputError(f"--from: {source} does not exist (a JSONL file or a sink folder)")
     exporter = Exporter()
     feed = EnvelopeSource(source, exporter) if source is not None else None
     if once:
         if feed is not None:
-            feed.refresh()
+            try:
+                feed.refresh()
+            except OSError as e:
+                raise InputError(f"--from: cannot read {source}: {e.strerror or e}") from None
         sys.stdout.write(exporter.exposition())
         return
     try:
         server = metrics_server(exporter, feed, host, port)
-    except OSError as e:
-        raise InputError(f"--port: cannot listen on {host}:{port}: {e.strerror}") from None
+    except (OSError, OverflowError, UnicodeError) as e:
+        # A busy port, an address that is not this host's, a name that does not resolve.
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise InputError(f"--port/--host: cannot listen on {host}:{port}: {why}") from None
     bound = server.server_address[1]
     fed = f"envelopes from {source}" if source is not None else "no envelopes (no --from)"
     print(f"serving {fed} on http://{host}:{bound}/metrics", file=sys.stderr, flush=True)

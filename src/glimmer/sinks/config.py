@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from glimmer.api.k8s import SecretKeySelector
-from glimmer.api.sink import BurnInSink, SinkType
+from glimmer.api.sink import BurnInSink, SinkType, webhook_url_problem
 from glimmer.errors import InputError, Location
 from glimmer.sinks.base import Sink
 from glimmer.sinks.directory import DirectorySink
@@ -58,6 +58,11 @@ def sinks_from_specs(
     """
     if ca_bundle is not None:
         _check_ca(ca_bundle)
+    if state_dir is not None and state_dir.exists() and not state_dir.is_dir():
+        raise InputError(
+            "--sink-state: not a folder (the outbox is a folder of its own)",
+            Location(file=str(state_dir)),
+        )
     exporter = Exporter()
     shared = _Shared(state_dir, secret, ca_bundle, secrets_dir, exporter)
     always = [shared.from_flag(spec) for spec in specs]
@@ -77,12 +82,34 @@ def sinks_from_specs(
 def _check_ca(path: Path) -> None:
     # Loaded here, before anything is sent: a bundle that cannot be read is the user's input
     # to fix, not a failure of every delivery later.
+    if path.is_dir():
+        raise InputError(
+            "--sink-ca: a folder, not a CA bundle (give the PEM file)", Location(file=str(path))
+        )
     try:
         ssl.create_default_context(cafile=str(path))
     except (OSError, ssl.SSLError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         where = Location(file=str(path))
         raise InputError(f"--sink-ca: not a usable CA bundle: {why}", where) from None
+
+
+def _writable(path: Path, where: Location, *, folder: bool) -> Path:
+    """``path`` when a file sink (``folder`` False) or a folder sink can be made there; the
+    user's input to fix otherwise, refused before anything runs rather than failing every
+    delivery of the run."""
+    if folder and path.exists() and not path.is_dir():
+        raise InputError(
+            f"{path} is a file; a dir= sink is a folder (or a path to make one)", where
+        )
+    if not folder and path.is_dir():
+        raise InputError(f"{path} is a folder; a file= sink appends to a file", where)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"{parent} is a file, so {path} cannot be made", where)
+            break
+    return path
 
 
 class _Shared:
@@ -104,18 +131,21 @@ class _Shared:
         kind, _, target = spec.partition("=")
         kind = kind.strip().lower()
         where = Location(field=f"--sink {spec}")
-        if kind == "prometheus" and not target:
+        if kind == "prometheus":
+            if target:
+                raise InputError("prometheus takes no value: give --sink prometheus", where)
             return PrometheusSink(self.exporter)
         if not target:
             raise InputError(f"a sink is one of {FLAG_FORMS}", where)
         if kind == "webhook":
-            if not target.startswith(("http://", "https://")):
-                raise InputError("a webhook URL starts with http:// or https://", where)
+            why = webhook_url_problem(target)
+            if why is not None:
+                raise InputError(why, where)
             return WebhookSink(target, secret=self.secret, ca_bundle=self.ca_bundle)
         if kind == "file":
-            return JsonlSink(Path(target))
+            return JsonlSink(_writable(Path(target), where, folder=False))
         if kind == "dir":
-            return DirectorySink(Path(target))
+            return DirectorySink(_writable(Path(target), where, folder=True))
         raise InputError(f"unknown sink {kind!r}: a sink is one of {FLAG_FORMS}", where)
 
     def from_object(self, obj: BurnInSink) -> Sink:
