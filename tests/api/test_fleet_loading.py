@@ -115,7 +115,7 @@ def test_hgx_only_fields_are_refused_on_other_shapes_even_null() -> None:
         "        - {ordinal: 0}\n",
     )
     assert any(
-        x.message == "field hgx_module_id is supported only for hgx shape" for x in refusals(module)
+        x.message == "field hgxModuleId is supported only for hgx shape" for x in refusals(module)
     )
 
 

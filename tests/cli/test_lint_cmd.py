@@ -91,3 +91,21 @@ def test_lint_exit_codes_through_the_installed_command(shared_dir: Path) -> None
     )
     assert done.returncode == 1, done.stderr
     assert "fabric-soak-extended" in done.stdout
+
+
+LINT_REPO = Path(__file__).resolve().parents[2]
+
+
+def test_lint_accepts_a_fleet_as_glimmer_s_own_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    fleet = LINT_REPO / "src" / "glimmer" / "data" / "fleets" / "ai-factory.yaml"
+    assert main(["lint", "--output", "json", str(fleet)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"checked": 1, "problems": []}
+
+
+def test_lint_refuses_a_fleet_that_breaks_the_fleet_rules_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fleet = LINT_REPO / "tests" / "fixtures" / "fleet-bad" / "overlapping-slots.yaml"
+    assert main(["lint", str(fleet)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: {fleet}:39, document 1, Fleet/bad-overlap, field ")

@@ -41,11 +41,19 @@ def test_there_are_at_least_forty_malformed_inputs() -> None:
     assert len(BAD_FILES) >= 40
 
 
+def test_there_are_at_least_fourteen_malformed_fleets() -> None:
+    assert len([p for p in BAD_FILES if p.name.startswith("fleet-")]) >= 14
+
+
 @pytest.mark.parametrize("path", BAD_FILES, ids=lambda p: p.name)
-def test_a_malformed_input_gives_one_clear_error_and_exit_2(
-    path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_malformed_input_gives_one_clear_error_and_exit_2_and_writes_nothing(
+    path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     field = _expected_field(path)
+    monkeypatch.chdir(tmp_path)
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     lines = err.splitlines()
@@ -54,6 +62,47 @@ def test_a_malformed_input_gives_one_clear_error_and_exit_2(
     assert lines[0].startswith(f"error: {path}:"), "names the file and the line"
     if field is not None:
         assert f", field {field}: " in lines[0]
+    assert list(tmp_path.iterdir()) == [], "nothing is written when input is refused"
+
+
+FLEETS = REPO / "src" / "glimmer" / "data" / "fleets"
+
+
+def test_validate_accepts_a_fleet_and_checks_it_by_the_fleet_rules(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    good, overlap = (
+        FLEETS / "ai-factory.yaml",
+        REPO / "tests/fixtures/fleet-bad/overlapping-slots.yaml",
+    )
+    assert main(["validate", str(good), str(overlap)]) == 2
+    out = capsys.readouterr()
+    assert out.out == f"ok  Fleet/ai-factory  {good}\n"
+    # The overlap is found by building the topology, not by the field checks alone.
+    assert out.err.startswith(f"error: {overlap}:39, document 1, Fleet/bad-overlap, field ")
+    assert "occupied rack slots overlap" in out.err and out.err.count("\n") == 1
+
+
+def test_a_fleet_error_names_the_undeclared_rack_in_camel_case_as_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = BAD / "fleet-undeclared-rack.yaml"
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "field spec.pools[0].placements[0].rack: " in err
+    assert "rack 'rack:site-a/pcie-b' is not declared (declared: rack:site-a/pcie-a)" in err
+
+
+def test_a_snake_case_fleet_field_is_named_as_written_with_its_camel_case_spelling(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = BAD / "fleet-snake-case-field.yaml"
+    assert main(["validate", str(path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        "field spec.pools[0].gpus_per_node: field gpus_per_node not found in the Fleet schema "
+        "(the Fleet spells it gpusPerNode)"
+    )
 
 
 @pytest.mark.parametrize(

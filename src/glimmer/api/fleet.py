@@ -298,8 +298,8 @@ class GpuOverride(FleetModel):
 
 _POOL_REASON = "invalid pool name/count/hardware"
 _GPUS_PER_NODE = {
-    "pcie": (range(4, 9), "pcie gpus_per_node must be in [4,8]"),
-    "hgx": (range(8, 9), "hgx gpus_per_node must be 8"),
+    "pcie": (range(4, 9), "pcie gpusPerNode must be in [4,8]"),
+    "hgx": (range(8, 9), "hgx gpusPerNode must be 8"),
     "nvl72": (range(4, 5), "NVL72 requires four GPUs per tray"),
 }
 
@@ -336,7 +336,8 @@ class Pool(FleetModel):
                 if isinstance(items, list) and any(
                     isinstance(i, dict) and (field in i or _snake(field) in i) for i in items
                 ):
-                    label = "hgx_module_id" if field == "hgxModuleId" else field
+                    written = any(isinstance(i, dict) and field in i for i in items)
+                    label = field if written else _snake(field)  # the key as the file wrote it
                     raise ValueError(f"field {label} is supported only for hgx shape")
         return data
 

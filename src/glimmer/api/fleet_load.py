@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
 from glimmer.api.explain import field_path, shown
@@ -162,7 +163,10 @@ def _message(err: ErrorDetails) -> str:
     if "operating" in loc and (kind == "missing" or value is None):
         return "explicit operating assumption is required"
     if kind == "extra_forbidden":
-        return f"field {loc[-1]} not found in the Fleet schema"
+        written = str(loc[-1])
+        camel = to_camel(written)
+        hint = f" (the Fleet spells it {camel})" if camel != written else ""
+        return f"field {written} not found in the Fleet schema{hint}"
     if kind == "missing":
         return "required field is missing"
     if kind in ("value_error", "assertion_error"):
@@ -200,11 +204,23 @@ def validate_document(doc: Document, source: str) -> LoadedFleet:
             [at("kind", f"holds {obj}, not a Fleet (apiVersion {API_VERSION}, kind Fleet)")]
         )
     try:
-        fleet = Fleet.model_validate(data)
+        # The file speaks camelCase only: a snake_case key (the Python name) is an unknown
+        # field, so every error names a field the way the file writes it.
+        fleet = Fleet.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as e:
+        details = e.errors(include_url=False)
+        # A field written in snake_case is both unknown and (in camelCase) missing: say it once,
+        # where the file wrote it.
+        misspelt = {
+            field_path((*err["loc"][:-1], to_camel(str(err["loc"][-1]))))
+            for err in details
+            if err["type"] == "extra_forbidden"
+        }
         errors: dict[str, InputError] = {}
-        for err in e.errors(include_url=False):
+        for err in details:
             path = field_path(tuple(err["loc"]))
+            if err["type"] == "missing" and path in misspelt:
+                continue
             errors.setdefault(path, at(path, _message(err)))
         raise InputErrors(list(errors.values())) from None
     return LoadedFleet(fleet, source, doc.number, doc.lines)

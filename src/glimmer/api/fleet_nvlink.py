@@ -93,7 +93,7 @@ class Nvl72NvLink(FleetModel):
         if self.links_per_gpu is not None and (
             self.links_per_gpu <= 0 or self.link_count_source is None
         ):
-            raise ValueError("links_per_gpu requires positive sourced count")
+            raise ValueError("linksPerGpu requires positive sourced count")
         return self
 
 

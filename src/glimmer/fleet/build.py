@@ -169,11 +169,12 @@ def _check_model(ctx: BuildContext, pos: int, pool: Pool) -> None:
     sku = skus.lookup(pool.gpu_model)
     path = f"spec.pools[{pos}]"
     if sku is None:
-        raise ctx.error(f"{path}.gpuModel", f"unknown gpu_model {pool.gpu_model!r}")
+        known = ", ".join(s.key for s in skus.all_skus())
+        raise ctx.error(f"{path}.gpuModel", f"unknown gpuModel {pool.gpu_model!r} (known: {known})")
     if pool.shape not in sku.shapes:
         raise ctx.error(
             f"{path}.gpuModel",
-            f'gpu_model "{pool.gpu_model}" incompatible with shape "{pool.shape}"',
+            f'gpuModel "{pool.gpu_model}" incompatible with shape "{pool.shape}"',
         )
     limit = pool.operating.power_limit_w
     if limit is not None and (sku.max_power_w is None or limit > sku.max_power_w):

@@ -140,8 +140,15 @@ class Network:
     ) -> str:
         key = ids.switch_key(fabric, switch)
         sw = self.switches.get(key)
-        if sw is None or (role == "backend" and sw.record.kind != "leaf"):
-            raise self.ctx.error(path, "unknown NIC leaf")
+        if sw is None:
+            raise self.ctx.error(
+                f"{path}.switch",
+                f"unknown NIC leaf: switch {switch!r} is not declared in fabric {fabric!r}",
+            )
+        if role == "backend" and sw.record.kind != "leaf":
+            raise self.ctx.error(
+                f"{path}.switch", f"unknown NIC leaf: switch {switch!r} is no leaf"
+            )
         if role == "backend" and (sw.record.rail != rail or sw.record.scalable_unit != su):
             raise self.ctx.error(path, "rail mismatch")
         return key
@@ -153,8 +160,13 @@ class Network:
         for ni, nic in sorted(enumerate(pool.nics), key=lambda p: p[1].name):
             path = f"spec.pools[{pi}].nics[{ni}]"
             fabric = self.fabrics.get(nic.fabric)
-            if fabric is None or nic.name in seen:
-                raise self.ctx.error(path, "invalid/duplicate NIC")
+            if fabric is None:
+                raise self.ctx.error(
+                    f"{path}.fabric",
+                    f"invalid/duplicate NIC: fabric {nic.fabric!r} is not declared",
+                )
+            if nic.name in seen:
+                raise self.ctx.error(f"{path}.name", f"invalid/duplicate NIC: {nic.name!r} twice")
             seen.add(nic.name)
             switch = ""
             rail = -1
@@ -187,8 +199,17 @@ class Network:
             fabric = self.fabrics.get(nic.fabric)
             key = ids.switch_key(nic.fabric, nic.switch)
             sw = self.switches.get(key)
-            if fabric is None or sw is None:
-                raise self.ctx.error(npath, "unknown device NIC fabric/switch")
+            if fabric is None:
+                raise self.ctx.error(
+                    f"{npath}.fabric",
+                    f"unknown device NIC fabric/switch: fabric {nic.fabric!r} is not declared",
+                )
+            if sw is None:
+                raise self.ctx.error(
+                    f"{npath}.switch",
+                    f"unknown device NIC fabric/switch: switch {nic.switch!r} is not declared "
+                    f"in fabric {nic.fabric!r}",
+                )
             rail = -1 if dev.rail is None else dev.rail
             if fabric.role == "backend" and (
                 sw.record.kind != "leaf"

@@ -25,6 +25,21 @@ class PoolPlacement:
     height: npt.NDArray[np.int32]
 
 
+def _range_problem(start: int, count: int, slot: int, pool_nodes: int) -> tuple[str, str] | None:
+    """The field of a placement whose range is wrong, and why; None when the range fits."""
+    if start < 0:
+        return "nodeStart", f"nodeStart {start} is negative"
+    if count <= 0:
+        return "nodeCount", f"nodeCount {count} is not positive"
+    if start + count > pool_nodes:
+        return "nodeCount", (
+            f"nodes {start}..{start + count - 1} run past the pool's nodeCount {pool_nodes}"
+        )
+    if slot < 0:
+        return "slotStart", f"slotStart {slot} is negative"
+    return None
+
+
 def place(
     ctx: BuildContext,
     pools: list[tuple[int, Pool]],
@@ -42,27 +57,36 @@ def place(
         for k, pl in enumerate(pool.placements):
             path = f"spec.pools[{pi}].placements[{k}]"
             ri = rack_index.get(pl.rack)
-            if (
-                ri is None
-                or racks[ri].shape != pool.shape
-                or pl.node_start < 0
-                or pl.node_count <= 0
-                or pl.node_start + pl.node_count > n
-                or pl.slot_start < 0
-            ):
-                raise ctx.error(path, "invalid placement/rack/range")
+            if ri is None:
+                declared = ", ".join(sorted(rack_index)[:8]) or "none"
+                more = " …" if len(rack_index) > 8 else ""
+                raise ctx.error(
+                    f"{path}.rack",
+                    f"invalid placement/rack/range: rack {pl.rack!r} is not declared "
+                    f"(declared: {declared}{more})",
+                )
+            if racks[ri].shape != pool.shape:
+                raise ctx.error(
+                    f"{path}.rack",
+                    f"invalid placement/rack/range: rack {pl.rack!r} has shape "
+                    f"{racks[ri].shape!r}, the pool {pool.shape!r}",
+                )
+            reason = _range_problem(pl.node_start, pl.node_count, pl.slot_start, n)
+            if reason is not None:
+                field, why = reason
+                raise ctx.error(f"{path}.{field}", f"invalid placement/rack/range: {why}")
             span = slice(pl.node_start, pl.node_start + pl.node_count)
             steps = np.arange(pl.node_count, dtype=np.int32)
             if pool.shape == "nvl72":
                 if pl.node_height_u:
-                    raise ctx.error(f"{path}.nodeHeightU", "NVL72 node_height_u must be omitted")
+                    raise ctx.error(f"{path}.nodeHeightU", "NVL72 nodeHeightU must be omitted")
                 slots = pl.slot_start + steps
                 if int(slots[-1]) > NVL72_TRAYS - 1:
                     raise ctx.error(f"{path}.slotStart", "NVL72 tray ordinal out of range")
                 height = 1
             else:
                 if pl.node_height_u <= 0 or pl.slot_start < 1:
-                    raise ctx.error(path, "PCIe node_height_u and slot_start must be positive")
+                    raise ctx.error(path, "PCIe nodeHeightU and slotStart must be positive")
                 height = pl.node_height_u
                 slots = pl.slot_start + steps * height
                 if int(slots[-1]) + height - 1 > racks[ri].height:
