@@ -92,6 +92,9 @@ def _tokens(text: str) -> list[str]:
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             rest = text[pos:].lstrip()
+            if out and out[-1] in _COMPARISONS and rest[:1] in "<>=":
+                doubled = out[-1] + rest[0]
+                raise ThresholdError(f"{doubled!r} is not an operator; write {out[-1]!r}")
             raise ThresholdError(f"unexpected text at {rest!r}{_hint(rest)}")
         out.append(m.group("num") or m.group("op") or m.group("name"))
         pos = m.end()
@@ -128,6 +131,11 @@ class _Parser:
     def parse(self) -> Expr:
         got = self.or_()
         tok = self.peek()
+        if tok in _COMPARISONS:
+            raise ThresholdError(
+                f"unexpected {tok!r}: comparisons do not chain in CEL; join them with && "
+                "(e.g. 'value >= 300 && value <= 500')"
+            )
         if tok is not None:
             raise ThresholdError(f"unexpected {tok!r}{_hint(tok)}")
         return got
