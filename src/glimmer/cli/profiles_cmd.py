@@ -114,7 +114,7 @@ def _only(found: dict[str, list[dict[str, Any]]], name: str) -> dict[str, list[d
 def profiles(
     name: Annotated[
         str | None,
-        typer.Argument(metavar="[NAME]", help="One built-in profile or test (default: all)."),
+        typer.Argument(metavar="NAME", help="One built-in profile or test (default: all)."),
     ] = None,
     output: Annotated[
         ProfilesOutput,
