@@ -355,7 +355,7 @@ def test_a_plain_run_writes_all_four_reports_to_glimmer_report(
     assert "burnin-report.md" in written
     assert "diag-hgx-node-0001.json" in written
     assert "Reports:" in out
-    assert "glimmer-report/junit.xml" in out
+    assert "Reports: glimmer-report/ (25 files: 1 JUnit, 1 HTML, 1 Markdown, 22 NVVS)" in out
 
 
 def test_report_flag_writes_reports_beside_json_output(
@@ -365,7 +365,7 @@ def test_report_flag_writes_reports_beside_json_output(
     assert code == 0
     json.loads(out)  # stdout is the BurnInRun alone
     assert (tmp_path / "out" / "junit.xml").is_file()
-    assert "report: out/junit.xml" in err
+    assert "reports: out/ (25 files: 1 JUnit, 1 HTML, 1 Markdown, 22 NVVS)" in err
 
 
 def test_a_sink_alone_does_not_write_the_default_reports(
