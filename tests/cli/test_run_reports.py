@@ -102,3 +102,25 @@ def test_a_second_run_into_the_same_folder_leaves_only_its_own_reports(
         "junit.xml",
         "notes.txt",
     ]
+
+
+RUN_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "pair-failed.json"
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("afile", "error: report folder afile: is a file, not a folder"),
+        ("afile/out", "error: report folder afile/out: cannot be created: afile is a file"),
+    ],
+)
+def test_glimmer_report_into_a_file_is_one_line_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str, says: str
+) -> None:
+    (tmp_path / "afile").write_text("mine", encoding="utf-8")
+    code = main(["report", str(RUN_FILE), "--output-dir", target])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.startswith(says) and captured.err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "mine"
