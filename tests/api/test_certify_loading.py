@@ -171,3 +171,79 @@ def test_a_reserved_label_error_points_at_the_key_and_its_line() -> None:
         "field spec.workloadMetadata.labels.app.kubernetes.io/managed-by: "
     )
     assert err.endswith("the key is reserved for glimmer")
+
+
+def _located(text: str) -> tuple[str | None, int | None, str]:
+    with pytest.raises(InputErrors) as e:
+        load_text(text, "in.yaml")
+    (error,) = e.value.errors
+    return error.location.field, error.location.line, error.message
+
+
+WLR = HEAD + "kind: WorkloadRun\nmetadata: {name: w}\nspec:\n  image: i\n  numNodes: 1\n"
+WLR += "  framework: {exec: {command: [a]}}\n"
+LP = HEAD + "kind: LogProfile\nmetadata: {name: p}\nspec:\n"
+
+
+def test_a_workload_run_threshold_without_its_measurement_is_refused_at_load() -> None:
+    field, line, message = _located(WLR + "  thresholds: {busBandwidthGBps: 'value >= 400'}\n")
+    assert (field, line) == ("spec.thresholds.busBandwidthGBps", 8)
+    assert "only with spec.bandwidthMeasurement, which is not set" in message
+    loaded = load_text(
+        WLR + "  thresholds: {busBandwidthGBps: 'value >= 400'}\n"
+        "  bandwidthMeasurement: {logProfileRef: nccl-bandwidth}\n"
+    )
+    assert isinstance(loaded[0].obj, WorkloadRun)
+
+
+def test_a_cel_guard_is_refused_when_the_file_loads_not_when_it_renders() -> None:
+    text = WLR + "  overrides:\n    - when: {expression: 'true'}\n      jobTemplate: {}\n"
+    field, line, message = _located(text)
+    assert (field, line) == ("spec.overrides[0].when.expression", 9)
+    assert "CEL is not supported" in message
+
+
+@pytest.mark.parametrize(
+    ("selector", "field", "why"),
+    [
+        ("taintSelectors: [{key: k, effect: NoSchedul}]", "taintSelectors[0].effect", "NoSchedule"),
+        ("matchExpressions: [{key: k, operator: In}]", "matchExpressions[0].values", "needs"),
+        ("matchExpressions: [{key: k, operator: NotIn, values: []}]", "matchExpressions[0].values",
+         "needs"),
+        ("matchExpressions: [{key: k, operator: Exists, values: [v]}]",
+         "matchExpressions[0].values", "takes no values"),
+    ],
+)  # fmt: skip
+def test_a_target_that_can_match_no_node_by_construction_is_refused_at_load(
+    selector: str, field: str, why: str
+) -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n"
+    text += f"  target: {{{selector}}}\n  categories: [{{domain: a, variant: b}}]\n"
+    got_field, line, message = _located(text)
+    assert (got_field, line) == (f"spec.target.{field}", 5)
+    assert why in message
+
+
+def test_a_log_profile_unit_for_a_capture_its_regex_lacks_is_refused_at_load() -> None:
+    text = LP + "  timestamp: {layout: '15:04'}\n  patterns:\n    trainingStep:\n"
+    text += "      regex: 'step (?P<step>\\d+) took (?P<stepTiming>[\\d.]+)'\n"
+    text += "      units: {stepTime: ms}\n"
+    field, line, message = _located(text)
+    assert (field, line) == ("spec.patterns.trainingStep.units.stepTime", 9)
+    assert "no capture named 'stepTime' (it has: step, stepTiming)" in message
+
+
+def test_a_bandwidth_pattern_without_its_three_captures_is_refused_at_load() -> None:
+    text = LP + "  timestamp: {layout: '15:04'}\n  patterns:\n    bandwidthResult:\n"
+    text += "      regex: '(?P<size>\\d+) (?P<algBW>[\\d.]+)'\n"
+    field, line, message = _located(text)
+    assert (field, line) == ("spec.patterns.bandwidthResult.regex", 8)
+    assert message.endswith("(missing: busBW)")
+
+
+@pytest.mark.parametrize("layout", ["%Y-%m-%dT%H:%M:%S", "YYYY-MM-DD hh:mm:ss"])
+def test_a_timestamp_layout_that_is_not_a_go_layout_is_refused_at_load(layout: str) -> None:
+    text = LP + f"  timestamp: {{layout: '{layout}'}}\n  patterns: {{}}\n"
+    field, line, message = _located(text)
+    assert (field, line) == ("spec.timestamp.layout", 5)
+    assert "is not a Go time layout" in message

@@ -156,6 +156,29 @@ def test_a_file_without_certification_or_workload_run_is_refused(
     assert code == 2 and "no Certification or WorkloadRun to render" in err
 
 
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("# nothing yet\n", "no document (the file is empty or holds only comments)"),
+        (
+            "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInProfile\nmetadata: {name: p}\n"
+            "spec:\n  tests: [{testRef: gpu-burn}]\n",
+            "BurnInProfile/p",
+        ),
+    ],
+)
+def test_a_render_file_of_the_wrong_kind_is_refused_naming_what_it_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, holds: str
+) -> None:
+    path = tmp_path / "wrong.yaml"
+    path.write_text(text)
+    code, out, err = _render(["-f", str(path), "--gpu", "h100"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {path}: holds no Certification or WorkloadRun to render: it holds {holds}\n"
+    )
+
+
 def test_a_workload_run_on_aws_leads_with_platform_mpi_args_and_wraps_pre_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -180,3 +180,87 @@ def test_include_unschedulable_certifies_a_drained_node(
         assert code == 0, err
         counts.append(json.loads(out)["totalNodes"])
     assert counts == [1, 2]
+
+
+# Issue 9 item 1: each of these once ran the category and condemned healthy nodes, or passed.
+AUTHORING_ERRORS = [
+    "value >>= fast",
+    "value >= abc",
+    "400",
+    "value => 400",
+    "value >= 1e999",
+    "true",
+]
+
+
+@pytest.mark.parametrize("expression", AUTHORING_ERRORS)
+def test_a_threshold_that_cannot_gate_a_value_is_exit_2_before_any_category_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, expression: str
+) -> None:
+    path = tmp_path / "cert.yaml"
+    path.write_text(
+        CERT.replace(
+            "options: {testScale: diagnose}",
+            f"options: {{thresholds: {{busBandwidthGBps: {json.dumps(expression)}}}}}",
+        )
+    )
+    code, out, err = run(capsys, "run", "-f", str(path))
+    assert code == 2 and out == "", out  # no verdict, no report card
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {path}:10, document 1, Certification/nvl-acceptance, ")
+    assert "field spec.categories[0].options.thresholds.busBandwidthGBps: " in line
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("", "no document (the file is empty or holds only comments)"),
+        ("# only a comment\n", "no document"),
+        (
+            "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInProfile\nmetadata: {name: p}\n"
+            "spec:\n  tests: [{testRef: gpu-burn}]\n",
+            "BurnInProfile/p",
+        ),
+    ],
+)
+def test_a_run_file_without_a_certification_is_refused_naming_what_it_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, holds: str
+) -> None:
+    path = tmp_path / "wrong.yaml"
+    path.write_text(text)
+    code, out, err = run(capsys, "run", "-f", str(path))
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {path}: holds no Certification to run: it holds ")
+    assert holds in line
+
+
+def test_a_run_file_holding_only_a_fleet_is_refused_naming_what_it_holds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fleet = Path(__file__).parents[2] / "src/glimmer/data/fleets/hgx-fixture.yaml"
+    code, out, err = run(capsys, "run", "-f", str(fleet))
+    assert (code, out) == (2, "")
+    assert err == f"error: {fleet}: holds no Certification to run: it holds Fleet/hgx-fixture\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"\xff\xfe\x00binary", "not UTF-8 text"),
+        (b"[1, 2]", "it holds a JSON list"),
+        (b'{"apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInRun"}', "BurnInRun"),
+        (b'{"name": "x", "categories": []}', "it has no gpu, totalNodes"),
+        (b"kind: Certification\n", "not JSON"),
+    ],
+)
+def test_report_on_a_file_that_is_not_a_saved_result_is_exit_2_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, why: str
+) -> None:
+    path = tmp_path / "result.json"
+    path.write_bytes(content)
+    code, out, err = run(capsys, "report", str(path))
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {path}: is not a saved certification result")
+    assert why in line and "Traceback" not in err

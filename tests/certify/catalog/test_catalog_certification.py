@@ -12,6 +12,7 @@ from glimmer.api.certify import Certification
 from glimmer.api.load import load_text
 from glimmer.certify.catalog.render import render_certification
 from glimmer.certify.platform import PlatformError
+from glimmer.errors import InputErrors
 
 Obj = dict[str, Any]
 
@@ -160,3 +161,53 @@ def test_on_prem_gb200_requests_the_named_nic_resource_only_when_named() -> None
     )
     runtime = next(o for o in render_certification(unnamed) if o["kind"] == "TrainingRuntime")
     assert "rdma/ib" not in str(runtime)
+
+
+def _load_errors(categories: str, extra: str = "") -> list[tuple[str | None, int | None, str]]:
+    text = (
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: Certification\nmetadata: {name: c}\n"
+        "spec:\n  target: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}\n"
+        f"{extra}  categories:\n{categories}"
+    )
+    with pytest.raises(InputErrors) as e:
+        load_text(text, "cert.yaml")
+    return [(x.location.field, x.location.line, x.message) for x in e.value.errors]
+
+
+def test_a_category_not_in_the_catalog_is_refused_when_the_file_loads() -> None:
+    (err,) = _load_errors("    - domain: communication\n      variant: nccl-allreduce\n")
+    field, line, message = err
+    assert (field, line) == ("spec.categories[0].variant", 8)
+    assert "communication/nccl-allreduce is not in the catalog" in message
+    assert "communication/nccl-all-reduce" in message  # the known ones are listed
+
+
+def test_a_threshold_its_category_never_measures_is_refused_at_load() -> None:
+    (err,) = _load_errors(
+        "    - domain: diagnostics\n      variant: dcgm-level2\n"
+        "      options: {thresholds: {busBandwidthGBps: 'value >= 400'}}\n"
+    )
+    assert err[0] == "spec.categories[0].options.thresholds.busBandwidthGBps"
+    assert "diagnostics/dcgm-level2 never measures busBandwidthGBps" in err[2]
+
+
+def test_a_spec_level_threshold_a_category_never_measures_is_refused_at_its_own_line() -> None:
+    (err,) = _load_errors(
+        "    - {domain: training, variant: nemotron5-8b}\n"
+        "    - {domain: communication, variant: nccl-all-reduce}\n",
+        extra="  thresholds:\n    goodputRatio: 'value >= 0.9'\n",
+    )
+    assert err[:2] == ("spec.thresholds.goodputRatio", 7)
+    assert "communication/nccl-all-reduce never measures goodputRatio" in err[2]
+
+
+def test_thresholds_each_category_measures_load() -> None:
+    cert = _cert(
+        "    - domain: training\n      variant: nemotron5-8b\n"
+        "      options: {thresholds: {goodputRatio: 'value >= 0.9'}}\n"
+        "    - domain: communication\n      variant: nccl-all-reduce\n"
+        "      options: {thresholds: {busBandwidthGBps: 'value >= 400 && value < 1e4'}}\n"
+    )
+    assert cert.spec.options_for(1).thresholds == {
+        "busBandwidthGBps": "value >= 400 && value < 1e4"
+    }
