@@ -208,15 +208,34 @@ def test_dry_run_of_a_pair_shows_the_server_environment(
     assert "BURNIN_ROLE=server" in out and "BURNIN_PEER_NODE=nvl-node-0004" in out
 
 
-def test_a_pair_profile_on_three_nodes_is_refused_error_3(
-    capsys: pytest.CaptureFixture[str],
+def test_a_run_the_planner_would_refuse_is_bad_input_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     nodes = "nvl-node-0004,nvl-node-0005,nvl-node-0006"
-    code, out, _ = _run(capsys, "--profile", "pair-network", "--nodes", nodes)
-    assert code == 3
-    assert "needs exactly 2 targets" in out and "Run pair-network: Error" in out
-    code, out, _ = _run(capsys, "--profile", "pair-network", "--nodes", nodes, "--dry-run")
-    assert code == 3 and "refused" in out
+    for dry in ((), ("--dry-run",)):
+        code, out, err = _run(
+            capsys, "--profile", "pair-network", "--nodes", nodes, "--report", "r", *dry
+        )
+        line = _one_error_line(err)
+        assert code == 2 and out == ""
+        assert line.startswith("error: the run cannot start: Pair test ")
+        assert "needs exactly 2 targets (server, then client), but the run targets 3" in line
+        assert list(tmp_path.iterdir()) == []  # no reports, no outbox
+
+
+def test_a_run_file_the_planner_would_refuse_is_reported_at_that_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _written(
+        tmp_path,
+        RUN_HEAD + "  profileRef: pair-network\n  maxConcurrentNodes: 1\n"
+        "  target: {nodeNames: [nvl-node-0005, nvl-node-0004]}\n",
+    )
+    code, out, err = _run(capsys, "-f", path)
+    line = _one_error_line(err)
+    assert code == 2 and out == ""
+    assert line.startswith(f"error: {path}:1, document 1, BurnInRun/r: the run cannot start: ")
+    assert "maxConcurrentNodes is 1; set it to at least 2" in line
 
 
 def test_a_memlock_limit_errors_the_link_tests_error_3(

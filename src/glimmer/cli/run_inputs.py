@@ -10,6 +10,7 @@ engine when it reconciles the run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -26,7 +27,9 @@ from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
 from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
 from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin, tests_with_builtin
+from glimmer.plan.decision import Refused
 from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.preview import preview
 from glimmer.plan.resolve import ResolveError, resolve_entries
 from glimmer.plan.targets import TargetError, resolve_targets, unknown_node_names
 from glimmer.sim.twin import FleetSim, from_spec
@@ -265,6 +268,23 @@ def check_targets(
         raise InputError(f"{error.message} in fleet {fleet}", written.locate(field)) from None
 
 
+def _check_startable(
+    run: BurnInRun,
+    profile: BurnInProfile | None,
+    tests: dict[str, BurnInTestSpec],
+    nodes: list[NodeInfo],
+    written: Loaded | None,
+) -> None:
+    """The planner's own start decision, made before anything runs: a run it would refuse as
+    a configuration error (a Pair test on three nodes, a cap below a Group's size, a baseline
+    run with gates) is bad input of this command, exit 2 with nothing written, not an Error
+    run with reports. Admission cannot refuse here: no other run holds the simulated nodes."""
+    decision = preview(run, profile, tests, nodes, datetime.now(UTC))
+    if isinstance(decision, Refused) and decision.kind == "resolve":
+        where = written.locate() if written is not None else Location()
+        raise InputError(f"the run cannot start: {decision.message}", where)
+
+
 def _faults(flags: RunFlags) -> list[FaultSpec]:
     if flags.no_faults and flags.faults:
         raise InputError("--fault and --no-faults contradict each other; give one")
@@ -321,6 +341,7 @@ def assemble(flags: RunFlags) -> RunInputs:
         run = run.model_copy(
             update={"metadata": run.metadata.model_copy(update={"namespace": NAMESPACE})}
         )
+    _check_startable(run, profiles.get(ref), tests, nodes, written)
     return RunInputs(
         run=run,
         profile_source=sources.get(ref, "built-in"),
