@@ -272,3 +272,15 @@ def test_a_schedule_file_holding_no_schedule_is_refused_naming_what_it_holds(
     assert code == 2 and out == ""
     assert err.startswith(f"error: {run_file}:1, document 1, BurnInRun/r: -f takes BurnInSchedule")
     assert "not a BurnInRun; glimmer run -f reads it" in err
+
+
+def test_a_schedule_whose_every_run_the_planner_would_refuse_is_refused_before_it_fires(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pair-network under a template cap of 1: each tick's run would end Error at start.
+    path = Path(write(tmp_path, profile="pair-network"))
+    path.write_text(path.read_text().replace("maxConcurrentNodes: 2", "maxConcurrentNodes: 1"))
+    code, out, err = run(capsys, "-f", str(path), "--ticks", "1")
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {path}:1, document 1, BurnInSchedule/nightly: every run ")
+    assert "maxConcurrentNodes is 1; set it to at least 2" in err and err.count("\n") == 1

@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated
 
@@ -36,10 +37,12 @@ from glimmer.engine.reconciler import Engine
 from glimmer.errors import InputError, Location
 from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
+from glimmer.plan.decision import Refused
 from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.preview import preview
 from glimmer.schedule.actions import apply
 from glimmer.schedule.decide import Decision, decide
-from glimmer.schedule.stamp import rfc3339
+from glimmer.schedule.stamp import rfc3339, stamp_run
 from glimmer.sim.twin import FleetSim
 
 schedule_app = typer.Typer(
@@ -271,6 +274,16 @@ def _check_fires(
         check_profile(schedule.spec.profile_ref, profiles, tests, where)
         check_targets(schedule.spec.target, nodes, topo.name, item)
     check_test_refs(of_kind(loaded, BurnInProfile), tests)
+    now = datetime.now(UTC)
+    for schedule, item in found:
+        # The run a tick would stamp, judged by the planner as the engine will judge it.
+        stamped = stamp_run(schedule, now)
+        decision = preview(stamped, profiles.get(schedule.spec.profile_ref), tests, nodes, now)
+        if isinstance(decision, Refused) and decision.kind == "resolve":
+            raise InputError(
+                f"every run this schedule fires would be refused: {decision.message}",
+                item.locate(),
+            )
 
 
 @schedule_app.command("run")
