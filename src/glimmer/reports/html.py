@@ -71,6 +71,7 @@ details.node > summary { color: inherit; }
 details.node > summary h3 { display: inline; }
 td.c { color: #fff; font-weight: 600; white-space: nowrap; }
 table.findings td.value, tr.miss td, li.miss { background: #ffebe9; }
+table.findings code { white-space: nowrap; }
 .miss .x { color: #cf222e; font-weight: 700; }
 .met .x { color: #1a7f37; }
 footer { margin-top: 32px; color: #57606a; font-size: 12px; border-top: 1px solid #d0d7de;
@@ -121,11 +122,13 @@ def _finding_rows(finding: Finding) -> str:
     misses = [
         (
             f"<code>{_e(e.metric)}</code>",
-            _e(e.reading) if e.reading is not None else '<span class="note">not reported</span>',
+            '<td class="value">'
+            + (_e(e.reading) if e.reading is not None else '<span class="note">not reported</span>')
+            + "</td>",
             _e(f"{symbol(e.comparison)} {e.bound}") if e.comparison else DASH,
         )
         for e in finding.evidence
-    ] or [(DASH, DASH, DASH)]
+    ] or [(DASH, f"<td>{DASH}</td>", DASH)]
     span = f' rowspan="{len(misses)}"' if len(misses) > 1 else ""
     word = _verdict(_WORD_OF_PHASE.get(finding.phase.value, finding.phase.value.upper()))
     rows = []
@@ -137,9 +140,7 @@ def _finding_rows(finding: Finding) -> str:
             else ""
         )
         tail = f"<td{span}>{_e(cell_message(finding))}</td>" if i == 0 else ""
-        rows.append(
-            f'<tr>{lead}<td>{metric}</td><td class="value">{value}</td><td>{gate}</td>{tail}</tr>'
-        )
+        rows.append(f"<tr>{lead}<td>{metric}</td>{value}<td>{gate}</td>{tail}</tr>")
     return "".join(rows)
 
 
