@@ -14,14 +14,19 @@ from engine_world import GATE_MISCOMPARES, ScriptedRunner, reply, run_object, sp
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.sinks.config import sinks_from_specs
+from glimmer.sinks.directory import DirectorySink, read_directory, shards
 from glimmer.sinks.envelope import (
     CHECKPOINT,
     RUN_PHASE_CHANGED,
     TEST_COMPLETED,
     Transition,
     build_envelope,
+    delivery_id,
 )
 from glimmer.sinks.jsonl import read_jsonl
+from glimmer.sinks.prometheus import Exporter
+from glimmer.sinks.serve import EnvelopeSource
+from glimmer.sinks.sinkset import SinkSet
 
 AT = datetime(2026, 9, 1, 10, 0, tzinfo=UTC)
 GATED = spec_of("gpu-burn", thresholds=[GATE_MISCOMPARES])
@@ -124,3 +129,32 @@ def test_bytes_a_file_sink_stores_per_result_stay_flat_as_the_run_grows(tmp_path
     # Each line is one envelope; none but a phase change grows with the run.
     sizes = [len(json.dumps(e)) for e in large[0] if e["reason"] == TEST_COMPLETED]
     assert max(sizes) < 3 * min(sizes)
+
+
+def test_a_folder_sink_holds_a_run_bigger_than_one_object_and_serves_it_back(
+    tmp_path: Path,
+) -> None:
+    # The same shape as a 1,024-node run into a 900 KiB ConfigMap, scaled down: 40 nodes into
+    # objects of 6,000 bytes, so the terminal envelope alone needs several of them.
+    runner = ScriptedRunner(default="miscompares=0\nok").on(reply("miscompares=2"), node="node-001")
+    w = world(40, {"a": GATED, "b": GATED}, [{"testRef": "a"}, {"testRef": "b"}], runner=runner)
+    root = tmp_path / "cm"
+    budget = 6_000
+    w.backend.sink_set = SinkSet(always=[DirectorySink(root, budget=budget)])
+    w.submit(run_object(targets=[f"node-{i:03d}" for i in range(40)]))
+    w.drive()
+    ids = {delivery_id(d.run_uid, d.reason, d.key) for d in w.backend.deliveries}
+    stored = dict((e["deliveryId"], e) for _, e in read_directory(root))
+    assert set(stored) == ids
+    terminal = [
+        e for e in stored.values() if e["reason"] == RUN_PHASE_CHANGED and e["phase"] == "Failed"
+    ]
+    assert len(terminal) == 1 and len(terminal[0]["results"]) == 80
+    assert len(shards(root)) > 2 and list(root.rglob("*.part"))  # it took shards and parts
+    for shard in shards(root):
+        assert sum(len(p.name) + p.stat().st_size for p in shard.iterdir() if p.is_file()) <= budget
+    exporter = Exporter()
+    EnvelopeSource(root, exporter).refresh()
+    text = exporter.exposition()
+    assert 'run="run",profile="prof",phase="Failed"} 1' in text
+    assert 'burnin_run_tests{namespace="default",run="run",phase="Passed"} 78' in text

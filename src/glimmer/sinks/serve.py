@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from glimmer.contract.vocab import TERMINAL_PHASES
-from glimmer.sinks.directory import SUFFIX, read_directory
+from glimmer.sinks.directory import entries, read_entry
 from glimmer.sinks.envelope import RUN_PHASE_CHANGED, Envelope
 from glimmer.sinks.jsonl import decode_line
 from glimmer.sinks.prometheus import Exporter
@@ -47,7 +47,8 @@ class EnvelopeSource:
         self.exporter = exporter
         self._offset = 0
         self._tail = b""
-        self._files: dict[str, tuple[int, int, str]] = {}  # name -> (mtime_ns, size, run uid)
+        # deliveryId -> ((name, mtime_ns, size) of each of its files, run uid)
+        self._files: dict[str, tuple[tuple[tuple[str, int, int], ...], str]] = {}
         self._shown: dict[str, tuple[str, int]] = {}  # run uid -> order of what is shown
         self._lock = threading.Lock()
 
@@ -85,21 +86,26 @@ class EnvelopeSource:
         self._show(e for e in decoded if e is not None)
 
     def _refresh_folder(self) -> None:
-        present = {p.name: p for p in self.path.glob("*" + SUFFIX)}
-        gone = [name for name in self._files if name not in present]
+        present = entries(self.path)
+        gone = [key for key in self._files if key not in present]
         fresh: list[Envelope] = []
-        for path, envelope in read_directory(self.path):
-            stat = path.stat()
-            seen = self._files.get(path.name)
-            if seen is not None and seen[:2] == (stat.st_mtime_ns, stat.st_size):
+        for key, paths in present.items():
+            try:
+                seen = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+            except OSError:
+                continue  # replaced while we looked: the next scrape reads it
+            if self._files.get(key, ((), ""))[0] == seen:
+                continue
+            envelope = read_entry(paths)
+            if envelope is None:
                 continue
             uid = str((envelope.get("run") or {}).get("uid") or "")
-            self._files[path.name] = (stat.st_mtime_ns, stat.st_size, uid)
+            self._files[key] = (seen, uid)
             fresh.append(envelope)
         self._show(fresh)
-        for name in gone:
-            uid = self._files.pop(name)[2]
-            if uid and not any(f[2] == uid for f in self._files.values()):
+        for key in gone:
+            uid = self._files.pop(key)[1]
+            if uid and not any(f[1] == uid for f in self._files.values()):
                 self.exporter.forget(uid)
                 self._shown.pop(uid, None)
 
