@@ -3,7 +3,10 @@
 One assembled model of a BurnInRun (:mod:`.assemble`) feeds four formats, one module each:
 JUnit XML for CI (:mod:`.junit`), Markdown for tickets (:mod:`.markdown`), a self-contained
 HTML page with inline SVG charts (:mod:`.html`, :mod:`.charts`) and NVVS-compatible JSON per
-node for DCGM-shaped tooling (:mod:`.nvvs`). :func:`write_reports` is the entry point.
+node for DCGM-shaped tooling (:mod:`.nvvs`). :func:`write_reports` is the entry point; what a
+report folder holds afterwards (this run's files, the user's left alone) is :mod:`.folder`'s
+rule, and :mod:`.findings` is the list of units that did not pass that the HTML page and
+``glimmer run``'s verdict table both lead with.
 """
 
 from glimmer.reports.assemble import Report, Stamp, assemble
