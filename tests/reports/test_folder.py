@@ -75,6 +75,7 @@ def test_an_interrupted_writes_leftover_is_removed_but_a_users_dotfile_is_not(
     tmp_path: Path,
 ) -> None:
     (tmp_path / ".junit.xml.0a1b2c3d.tmp").write_text("<half", encoding="utf-8")
+    (tmp_path / ".diag-n1.json.k2_x9q0z").write_text("{", encoding="utf-8")  # older naming
     (tmp_path / ".notes.0a1b2c3d.tmp").write_text("mine", encoding="utf-8")
     written = write_reports(load_run("pair-failed"), tmp_path, ["md"], stamp=STAMP)
     assert {p.name for p in tmp_path.iterdir()} == {written[0].name, ".notes.0a1b2c3d.tmp"}

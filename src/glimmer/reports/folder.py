@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -59,11 +60,20 @@ def format_of(name: str) -> str | None:
     return None
 
 
+# Before temporaries were named ``.<name>.<random>.tmp``, they were ``.<name>.<8 characters>``.
+_OLD_TEMP_TOKEN = re.compile(r"[a-z0-9_]{8}")
+
+
 def _temp_target(name: str) -> str | None:
     """The name an interrupted write of ``.<name>.<random>.tmp`` was writing, else None."""
-    if not (name.startswith(".") and name.endswith(_TEMP_SUFFIX)):
+    if not name.startswith("."):
         return None
-    target, _, _ = name[1 : -len(_TEMP_SUFFIX)].rpartition(".")
+    if name.endswith(_TEMP_SUFFIX):
+        target, _, _ = name[1 : -len(_TEMP_SUFFIX)].rpartition(".")
+    else:
+        target, _, token = name[1:].rpartition(".")
+        if not _OLD_TEMP_TOKEN.fullmatch(token):
+            return None
     return target if format_of(target) else None
 
 
