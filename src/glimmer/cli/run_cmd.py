@@ -105,7 +105,8 @@ def _header(inputs: RunInputs) -> None:
 
 
 def dry_run(inputs: RunInputs, output: RunOutput) -> int:
-    """Show the plan the run would pin; create nothing. 3 when the planner would refuse it."""
+    """Show the plan the run would pin; create nothing. A configuration refusal never gets
+    here (``assemble`` refuses it as bad input); 3 stays for a refusal of another kind."""
     decision = preview(
         inputs.run,
         inputs.profiles.get(inputs.run.spec.profile_ref),
