@@ -65,6 +65,22 @@ CASES = {
     "run-comments-only-file": Case(
         ("run", "-f", "{in}/comments.yaml"), ("{in}/comments.yaml: -f: holds no BurnInTest",)
     ),
+    "run-empty-file-with-a-sink-and-a-report-folder": Case(
+        ("run", "-f", "{in}/empty.yaml", "--sink", "file=out.jsonl", "--report", "reports"),
+        ("{in}/empty.yaml: -f: holds no BurnInTest",),
+    ),
+    "run-planner-would-refuse": Case(
+        (
+            "run",
+            "--profile",
+            "pair-network",
+            "--nodes",
+            "nvl-node-0005,nvl-node-0004",
+            "--max-concurrent",
+            "1",
+        ),
+        ("the run cannot start: Pair test", "maxConcurrentNodes is 1"),
+    ),
     "run-file-holding-a-certification": Case(
         ("run", "-f", str(CERTIFICATION)),
         (f"{CERTIFICATION}:", "not a Certification; glimmer certify run -f reads it"),
