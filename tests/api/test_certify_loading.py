@@ -247,3 +247,20 @@ def test_a_timestamp_layout_that_is_not_a_go_layout_is_refused_at_load(layout: s
     field, line, message = _located(text)
     assert (field, line) == ("spec.timestamp.layout", 5)
     assert "is not a Go time layout" in message
+
+
+@pytest.mark.parametrize(
+    ("selector", "field", "why"),
+    [
+        ("{nvidia.com/gpu.product: NVIDIA GB200}", "nvidia.com/gpu.product", "not a label value"),
+        ("{'gpu product': x}", "gpu product", "not a label key"),
+    ],
+)
+def test_a_node_selector_label_no_node_can_carry_is_refused_at_load(
+    selector: str, field: str, why: str
+) -> None:
+    text = HEAD + "kind: Certification\nmetadata: {name: c}\nspec:\n"
+    text += f"  target: {{nodeSelector: {selector}}}\n  categories: [{{domain: a, variant: b}}]\n"
+    got_field, line, message = _located(text)
+    assert (got_field, line) == (f"spec.target.nodeSelector.{field}", 5)
+    assert why in message

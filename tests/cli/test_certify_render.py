@@ -303,3 +303,12 @@ def test_a_flag_error_with_a_file_does_not_point_into_the_file(
     code, _, err = _render(["-f", str(SAMPLES / "workloadrun-mpi.yaml"), "--gpu", "z900"], capsys)
     assert code == 2
     assert err.startswith("error: unknown GPU architecture 'z900'"), err
+
+
+def test_an_entry_not_in_the_catalog_names_the_entry_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _render(["--entry", "nccl-allreduce"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: field --entry: category 'nccl-allreduce' is not in the catalog")
+    assert len(err.splitlines()) == 1

@@ -264,3 +264,19 @@ def test_report_on_a_file_that_is_not_a_saved_result_is_exit_2_one_line(
     (line,) = err.splitlines()
     assert line.startswith(f"error: {path}: is not a saved certification result")
     assert why in line and "Traceback" not in err
+
+
+def test_a_node_name_no_node_of_the_fleet_has_is_refused_at_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "cert.yaml"
+    path.write_text(
+        "apiVersion: certify.glimmer.ai/v1alpha1\nkind: Certification\nmetadata: {name: two}\n"
+        "spec:\n  target:\n    nodeNames:\n    - nvl-node-0001\n    - nvl-node-001\n"
+        "  categories:\n  - {domain: diagnostics, variant: dcgm-level1}\n"
+    )
+    code, out, err = run(capsys, "run", "-f", str(path))
+    assert (code, out) == (2, "")  # not a one-node certification of what the filter left
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {path}:8, document 1, Certification/two, ")
+    assert "field spec.target.nodeNames[1]: no node of fleet 'ai-factory' is named" in line

@@ -15,6 +15,7 @@ from glimmer.api.certify_labels import (
     MANAGED_BY_KEY,
     RESERVED_LABEL_PREFIX,
     label_problem,
+    label_value_ok,
     qualified_name_problem,
 )
 from glimmer.api.k8s import Passthrough
@@ -56,6 +57,24 @@ class TargetSpec(Wire):
     node_names: list[str] | None = None
     taint_selectors: list[TaintSelector] | None = None
     include_unschedulable: Bool | None = None
+
+    @field_validator("node_selector")
+    @classmethod
+    def _labels(cls, selector: dict[str, str] | None) -> dict[str, str] | None:
+        # A key or value no Node can carry (a space in "NVIDIA GB200") selects nothing, and
+        # the run would only find that out against the cluster.
+        labels = selector or {}
+        for key in sorted(labels):
+            problem = qualified_name_problem(key)
+            if problem:
+                raise item_error(f".{key}", f"{key!r} is not a label key: {problem}")
+            if not label_value_ok(labels[key]):
+                raise item_error(
+                    f".{key}",
+                    f"{labels[key]!r} is not a label value: at most 63 characters of letters, "
+                    "digits, '-', '_' and '.', starting and ending with a letter or digit",
+                )
+        return selector
 
 
 def _queue_label_key(key: str) -> str:

@@ -109,6 +109,20 @@ def _no_target(twin: FleetSim, every: Sequence[NodeInfo], spec: CertSpec) -> Inp
     )
 
 
+def _unknown_name(twin: FleetSim, every: Sequence[NodeInfo], spec: CertSpec) -> InputError | None:
+    """A ``nodeNames`` entry no node of the fleet has: the filter would drop it without a word,
+    and the node the user meant would go uncertified."""
+    known = {n.name for n in every}
+    for i, name in enumerate(spec.node_names):
+        if name not in known:
+            return InputError(
+                f"no node of fleet {twin.topo.name!r} is named {name!r}: nodeNames filters the "
+                "target, so a misspelt name would leave the node you meant uncertified",
+                spec.locate(f"spec.target.nodeNames[{i}]"),
+            )
+    return None
+
+
 def arch_of(node: NodeInfo) -> str:
     """The GPU architecture of a node's product label (h100, gb200 …); "" when unlabelled."""
     return parse_product(node.labels.get(PRODUCT_LABEL, ""))
@@ -129,6 +143,9 @@ def certify(
 ) -> CertResult:
     """Run ``spec`` on ``twin``; the result document."""
     every = sim_nodes(twin)
+    unnamed = _unknown_name(twin, every, spec)
+    if unnamed is not None:
+        raise unnamed
     targeted = select(every, spec)
     if not targeted:
         raise _no_target(twin, every, spec)

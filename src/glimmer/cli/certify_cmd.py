@@ -108,7 +108,10 @@ def render(
     if (file is None) == (entry is None):
         raise InputError("give exactly one of -f FILE and --entry NAME")
     if entry is not None:
-        found = find_entry(entry)
+        try:
+            found = find_entry(entry)
+        except InputError as e:
+            raise InputError(e.message, Location(field="--entry")) from None
         objects = render_entry(found.domain, found.variant, platform, gpu)
     else:
         assert file is not None
