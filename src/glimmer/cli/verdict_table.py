@@ -2,13 +2,17 @@
 
 Rows are nodes (and whole Pair/Group units), columns the planned tests; a cell is the unit's
 phase, and for a unit that did not pass, the reading that missed its gate or the start of the
-runner's message. Formatting only: phases, violations and counters come from the run's status.
+runner's message. When that matrix is wider than the terminal, rich would have to break test
+and metric names mid-word to fit it; the same verdicts are then shown one row per node, naming
+only the tests that did not pass, so every word stays whole. Formatting only: phases,
+violations and counters come from the run's status.
 """
 
 from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -37,6 +41,7 @@ PHASE_STYLE = {
     Phase.PENDING: "dim",
 }
 CELL_MESSAGE_CHARS = 48
+UNBOUNDED = 10_000
 # Above this many rows, nodes where every unit passed fold into one row.
 MAX_ROWS = 30
 
@@ -58,8 +63,8 @@ def _cell(finding: Finding | None, phase: Phase) -> Text:
     return text
 
 
-def verdict_table(run: BurnInRun) -> Table:
-    """Nodes (and Pair/Group units) × planned tests."""
+def _rows(run: BurnInRun) -> tuple[list[str], dict[str, dict[str, Text]]]:
+    """The planned tests and, per unit label, its cell for each test it has a result of."""
     plan = plan_of(run)
     results = [r for r in ((run.status.results if run.status else None) or ()) if not r.synthetic]
     tests = [t.name for t in plan.tests] if plan else list(dict.fromkeys(r.name for r in results))
@@ -74,19 +79,75 @@ def verdict_table(run: BurnInRun) -> Table:
         label = unit_label(result)
         cell = _cell(by_unit.get((label, result.name)), result.phase)
         rows.setdefault(label, {})[result.name] = cell
+    return tests, rows
+
+
+def _folded(tests: list[str], rows: dict[str, dict[str, Text]]) -> tuple[list[str], list[str]]:
+    """Labels shown on a row of their own, and those folded into one "N more nodes" row."""
+    passed = [label for label, cells in rows.items() if _all_passed(cells, tests)]
+    if len(rows) > MAX_ROWS and len(passed) > 1:
+        kept = set(passed)
+        return [label for label in rows if label not in kept], passed
+    return list(rows), []
+
+
+def verdict_table(run: BurnInRun) -> Table:
+    """Nodes (and Pair/Group units) × planned tests."""
+    tests, rows = _rows(run)
     table = Table(box=box.SIMPLE_HEAD, title="Verdicts", title_justify="left", pad_edge=False)
     table.add_column("node", no_wrap=True)
     for test in tests:
         table.add_column(test, overflow="fold")
-    passed = [label for label, cells in rows.items() if _all_passed(cells, tests)]
-    fold = len(rows) > MAX_ROWS and len(passed) > 1
-    for label, cells in rows.items():
-        if not (fold and label in passed):
-            table.add_row(label, *(cells.get(t, Text("-", style="dim")) for t in tests))
-    if fold:
+    shown, passed = _folded(tests, rows)
+    for label in shown:
+        cells = rows[label]
+        table.add_row(label, *(cells.get(t, Text("-", style="dim")) for t in tests))
+    if passed:
         cell = Text(Phase.PASSED.value, style=PHASE_STYLE[Phase.PASSED])
         table.add_row(f"{len(passed)} more nodes", *(cell for _ in tests))
     return table
+
+
+def narrow_verdict_table(run: BurnInRun) -> Table:
+    """One row per unit: how many planned tests passed and what each other test showed."""
+    tests, rows = _rows(run)
+    table = Table(box=box.SIMPLE_HEAD, title="Verdicts", title_justify="left", pad_edge=False)
+    table.add_column("node", no_wrap=True)
+    table.add_column("passed", no_wrap=True, justify="right")
+    table.add_column("tests that did not pass")
+    shown, passed = _folded(tests, rows)
+    for label in shown:
+        cells = rows[label]
+        good = sum(1 for t in tests if t in cells and cells[t].plain == Phase.PASSED.value)
+        others = Text()
+        for test in tests:
+            cell = cells.get(test)
+            if cell is not None and cell.plain == Phase.PASSED.value:
+                continue
+            if others:
+                others.append("\n")
+            others.append(f"{test}: ", style="bold")
+            if cell is None:
+                others.append("-", style="dim")
+                continue
+            phase, _, detail = cell.plain.partition("\n")
+            others.append(phase, style=cell.style)
+            if detail:
+                others.append(f" {detail}")
+        table.add_row(label, f"{good}/{len(tests)}", others)
+    if passed:
+        table.add_row(f"{len(passed)} more nodes", f"{len(tests)}/{len(tests)}", "")
+    return table
+
+
+def fitting_verdict_table(console: Console, run: BurnInRun) -> Table:
+    """The test matrix when it fits ``console`` at its natural width, else the narrow form."""
+    table = verdict_table(run)
+    # Measured on an unbounded page: the measurement is otherwise clamped to the console.
+    natural = Measurement.get(console, console.options.update_width(UNBOUNDED), table).maximum
+    if natural <= console.width:
+        return table
+    return narrow_verdict_table(run)
 
 
 def _all_passed(cells: dict[str, Text], tests: list[str]) -> bool:
@@ -157,9 +218,10 @@ def verdict_line(run: BurnInRun) -> Text:
 
 def render_verdict(console: Console, run: BurnInRun) -> None:
     """The table, the findings and the run verdict."""
-    table = verdict_table(run)
+    out = wide(console)
+    table = fitting_verdict_table(out, run)
     if table.row_count:
-        wide(console).print(table)
+        out.print(table)
     render_findings(console, run)
     console.print()
     console.print(verdict_line(run), soft_wrap=True)
