@@ -264,3 +264,20 @@ def test_a_node_selector_label_no_node_can_carry_is_refused_at_load(
     got_field, line, message = _located(text)
     assert (got_field, line) == (f"spec.target.nodeSelector.{field}", 5)
     assert why in message
+
+
+@pytest.mark.parametrize(
+    ("op", "field", "why"),
+    [
+        ("{op: copy, from: /a, path: /b}", "[0].op", "unsupported op 'copy'"),
+        ("{op: add, path: spec/a, value: 1}", "[0].path", "must start with '/'"),
+        ("{op: replace, path: /spec/a}", "[0].value", "replace needs a value"),
+    ],
+)
+def test_a_json_patch_operation_of_the_wrong_shape_is_refused_at_load(
+    op: str, field: str, why: str
+) -> None:
+    text = WLR + f"  overrides:\n    - when: {{}}\n      jobTemplatePatch: [{op}]\n"
+    got_field, line, message = _located(text)
+    assert got_field == f"spec.overrides[0].jobTemplatePatch{field}"
+    assert line == 10 and why in message

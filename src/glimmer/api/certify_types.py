@@ -7,7 +7,14 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from glimmer.api.base import Bool, Carried, Int32, Wire, item_error
 from glimmer.api.certify_labels import (
@@ -208,13 +215,43 @@ def _patch_array(value: Any) -> Any:
     return value
 
 
+# The RFC 6902 operations the renderer applies, and whether each carries a value.
+PATCH_OPS: dict[str, bool] = {"add": True, "remove": False, "replace": True, "test": True}
+
+
+def _patch_op_problem(op: dict[str, Any]) -> tuple[str, str] | None:
+    """The first problem of one RFC 6902 operation as (subfield, message), or None. Whether
+    its path exists is known only once the template renders; its shape is known now."""
+    kind = op.get("op")
+    if kind not in PATCH_OPS:
+        return ".op", f"unsupported op {kind!r} (one of {', '.join(PATCH_OPS)})"
+    path = op.get("path")
+    if not isinstance(path, str):
+        return ".path", "path is a JSON pointer string such as /spec/template"
+    if path and not path.startswith("/"):
+        return ".path", f"path {path!r} must start with '/'"
+    if PATCH_OPS[kind] and "value" not in op:
+        return ".value", f"{kind} needs a value"
+    return None
+
+
+def _patch_ops(ops: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    for index, op in enumerate(ops or []):
+        found = _patch_op_problem(op)
+        if found:
+            raise item_error(f"[{index}]{found[0]}", found[1])
+    return ops
+
+
 class OverrideSpec(Wire):
     """A guarded patch: ``jobTemplate`` (strategic merge), ``jobTemplatePatch`` (RFC 6902,
     after it), ``dependencies`` (merge-or-append), ``orchestration`` (parts replace)."""
 
     when: WhenSpec
     job_template: Passthrough | None = None
-    job_template_patch: Annotated[list[Passthrough] | None, BeforeValidator(_patch_array)] = None
+    job_template_patch: Annotated[
+        list[Passthrough] | None, BeforeValidator(_patch_array), AfterValidator(_patch_ops)
+    ] = None
     dependencies: list[DependencySpec] | None = None
     orchestration: OrchestrationOverrideSpec | None = None
 
