@@ -668,3 +668,23 @@ def test_duplicate_node_names_in_the_nodes_flag_are_refused(
     assert code == 2 and out == ""
     assert "--nodes: hgx-node-0001 named more than once" in _one_error_line(err)
     _nothing_written(tmp_path)
+
+
+def test_a_profile_naming_a_sink_not_given_is_refused_at_that_entry(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _written(
+        tmp_path,
+        API + "kind: BurnInProfile\nmetadata: {name: mine}\n"
+        "spec:\n  sinks: [dashboards, dashbord]\n  tests: [{testRef: clock-smoke}]\n"
+        "---\n" + API + "kind: BurnInSink\nmetadata: {name: dashboards}\n"
+        "spec: {type: Prometheus}\n",
+    )
+    code, out, err = _run(capsys, "-f", path, "--nodes", "hgx-node-0001")
+    line = _one_error_line(err)
+    assert code == 2 and out == ""
+    assert line.startswith(
+        f"error: {path}:5, document 1, BurnInProfile/mine, field spec.sinks[1]: "
+    )
+    assert "BurnInSink 'dashbord' is not in the files given (given: dashboards)" in line
+    _nothing_written(tmp_path, path)

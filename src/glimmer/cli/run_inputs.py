@@ -221,6 +221,26 @@ def check_test_refs(
             ) from None
 
 
+def _check_sink_refs(
+    ref: str, profiles: list[tuple[BurnInProfile, Loaded]], sinks: list[tuple[BurnInSink, Loaded]]
+) -> None:
+    """Every sink the run's profile names is among the BurnInSinks given. In a cluster a
+    missing sink is a failed delivery the run never notices; here the files are the whole
+    namespace, so the envelopes would silently go nowhere."""
+    known = {item.name for _, item in sinks}
+    for profile, item in profiles:
+        if item.name != ref:
+            continue
+        for index, name in enumerate(profile.spec.sinks or ()):
+            if name not in known:
+                given = f" (given: {', '.join(sorted(known))})" if known else ""
+                raise InputError(
+                    f"BurnInSink {name!r} is not in the files given{given}; add it with -f, or "
+                    "deliver with --sink",
+                    item.locate(f"spec.sinks[{index}]"),
+                )
+
+
 def _node_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not names or any(not n for n in names):
@@ -321,6 +341,7 @@ def assemble(flags: RunFlags) -> RunInputs:
     where = written.locate("spec.profileRef") if from_file and written else Location()
     check_profile(ref, profiles, tests, where)
     check_test_refs(of_kind(loaded, BurnInProfile), tests)
+    _check_sink_refs(ref, of_kind(loaded, BurnInProfile), of_kind(loaded, BurnInSink))
 
     topo = load_topology(flags.fleet)
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
