@@ -280,3 +280,20 @@ def test_a_node_name_no_node_of_the_fleet_has_is_refused_at_its_line(
     (line,) = err.splitlines()
     assert line.startswith(f"error: {path}:8, document 1, Certification/two, ")
     assert "field spec.target.nodeNames[1]: no node of fleet 'ai-factory' is named" in line
+
+
+@pytest.mark.parametrize(
+    ("flags", "start"),
+    [
+        (["--fault", "nic_degraded@nic:nvl-node-9999/eth2"], "error: field --fault: fault "),
+        (["--fault", "nic_degraded@gpu:nvl-node-0003/0"], "error: field --fault: fault "),
+        (["--fleet", "ai-factroy"], "error: field --fleet: no built-in fleet 'ai-factroy'"),
+    ],
+)
+def test_a_flag_value_the_run_cannot_use_is_refused_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], cert: Path, flags: list[str], start: str
+) -> None:
+    code, out, err = run(capsys, "run", "-f", str(cert), *flags)
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(start)

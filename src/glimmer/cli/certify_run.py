@@ -10,6 +10,8 @@ named), 2 bad input.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -30,6 +32,18 @@ from glimmer.sim.twin import FleetSim, from_spec
 class Output(StrEnum):
     TABLE = "table"
     JSON = "json"
+
+
+@contextmanager
+def _flag(name: str) -> Iterator[None]:
+    """An error about a flag's value that names no file is located at the flag, so the user
+    knows which argument to fix."""
+    try:
+        yield
+    except InputError as e:
+        if e.location.file is None and e.location.field is None:
+            raise InputError(e.message, Location(field=name)) from None
+        raise
 
 
 def _exit_code(result: CertResult) -> int:
@@ -53,7 +67,10 @@ def run(
     report card."""
     spec = load_certification(file)
     planted = parse_faults(list(fault or []))
-    twin = FleetSim(load_topology(fleet), [from_spec(f) for f in planted])
+    with _flag("--fleet"):
+        topology = load_topology(fleet)
+    with _flag("--fault"):
+        twin = FleetSim(topology, [from_spec(f) for f in planted])
     result = certify(twin, spec, seed=seed, faults=[f.render() for f in planted])
     if output is Output.JSON:
         print_json(to_doc(result))
