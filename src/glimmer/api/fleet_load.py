@@ -20,7 +20,7 @@ from pydantic_core import ErrorDetails
 from glimmer.api.explain import field_path, shown
 from glimmer.api.fleet import Fleet
 from glimmer.api.fleet_parts import API_VERSION
-from glimmer.api.source import Document
+from glimmer.api.source import Document, yaml_error
 from glimmer.errors import InputError, InputErrors, Location
 
 MAX_EXPANSION = 65536
@@ -126,7 +126,10 @@ def _holds_nothing(text: str) -> str:
 
 def _read(text: str, source: str) -> tuple[Any, dict[str, int]]:
     """Compose once (fast), check the budget and record lines, then construct the data."""
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as e:  # a pure-Python reader refuses control characters up front
+        raise yaml_error(e, source, 1) from None
     try:
         try:
             roots = []
@@ -135,9 +138,7 @@ def _read(text: str, source: str) -> tuple[Any, dict[str, int]]:
                 if node is not None:
                     roots.append(node)
         except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise InputError(f"not valid YAML: {e}", Location(file=source, line=line)) from None
+            raise yaml_error(e, source, 1) from None
         if not roots:
             raise InputError(f"holds no Fleet: {_holds_nothing(text)}", Location(file=source))
         if len(roots) != 1:
@@ -150,7 +151,7 @@ def _read(text: str, source: str) -> tuple[Any, dict[str, int]]:
         try:
             data = loader.construct_document(roots[0])
         except yaml.YAMLError as e:
-            raise InputError(f"not valid YAML: {e}", Location(file=source)) from None
+            raise yaml_error(e, source, 1) from None
         return data, lines
     finally:
         loader.dispose()

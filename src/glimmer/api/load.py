@@ -161,16 +161,19 @@ def collect_text(
     loaded: list[Loaded] = []
     errors: list[InputError] = []
     try:
-        for doc in parse(text, source, as_json=as_json):
-            result = _load_document(doc, source)
-            if isinstance(result, Loaded):
-                loaded.append(result)
-            else:
-                errors.extend(result)
-    except InputError as e:  # unreadable YAML/JSON: nothing after it can be trusted
-        errors.append(e)
+        # Every document is read before any is judged: a text that is not valid YAML/JSON
+        # anywhere is one error (its syntax), not a list of complaints about its first part.
+        docs = list(parse(text, source, as_json=as_json))
+    except InputError as e:
+        return [], [e]
     except RecursionError:
-        errors.append(InputError("the input is nested too deeply to read", Location(source)))
+        return [], [InputError("the input is nested too deeply to read", Location(source))]
+    for doc in docs:
+        result = _load_document(doc, source)
+        if isinstance(result, Loaded):
+            loaded.append(result)
+        else:
+            errors.extend(result)
     return loaded, errors
 
 
@@ -250,6 +253,26 @@ def collect_paths(
             loaded.extend(objs)
             errors.extend(errs)
     return loaded, errors
+
+
+def silent_files(
+    paths: Sequence[str], loaded: Sequence[Loaded], errors: Sequence[InputError]
+) -> list[InputError]:
+    """A refusal for every file named that held no document at all (empty, comments only): a
+    check of nothing must not read as a clean bill."""
+    spoke = {item.source for item in loaded} | {e.location.file for e in errors}
+    out = []
+    for given in paths:
+        try:
+            names = list(expand_paths([given]))
+        except InputError:
+            continue  # already among the errors
+        for name in names:
+            source = STDIN_NAME if name == STDIN else name
+            if source not in spoke:
+                msg = "holds no glimmer resource (no document at all: empty or comments only)"
+                out.append(InputError(msg, Location(file=source)))
+    return out
 
 
 def load_paths(paths: Sequence[str], *, stdin: TextIO | None = None) -> list[Loaded]:

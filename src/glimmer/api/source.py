@@ -107,7 +107,9 @@ def _index(node: yaml.Node, lines: dict[str, int], source: str, doc: int) -> Non
     _Indexer(lines, source, doc).walk(node)
 
 
-def _yaml_error(e: yaml.YAMLError, source: str, doc: int) -> InputError:
+def yaml_error(e: yaml.YAMLError, source: str, doc: int) -> InputError:
+    """One line naming what is wrong with a YAML text and its line (PyYAML's own text spans
+    several lines)."""
     line = None
     if isinstance(e, yaml.MarkedYAMLError):
         mark = e.problem_mark or e.context_mark
@@ -125,7 +127,7 @@ def parse_yaml(text: str, source: str) -> Iterator[Document]:
     try:
         loader = _Loader(text)
     except yaml.YAMLError as e:  # the reader refuses control characters up front
-        raise _yaml_error(e, source, 1) from None
+        raise yaml_error(e, source, 1) from None
     number = 0
     try:
         while True:
@@ -140,7 +142,7 @@ def parse_yaml(text: str, source: str) -> Iterator[Document]:
                 _index(node, lines, source, number)
                 data = loader.construct_document(node)
             except yaml.YAMLError as e:
-                raise _yaml_error(e, source, max(number, 1)) from None
+                raise yaml_error(e, source, max(number, 1)) from None
             if data is None:
                 continue
             yield Document(data, number, node.start_mark.line + 1, lines)

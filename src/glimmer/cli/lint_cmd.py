@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from glimmer.api.load import load_paths
+from glimmer.api.load import load_paths, silent_files
 from glimmer.cli.fleet import fleet_problems
 from glimmer.cli.output import console, print_json
 from glimmer.errors import InputErrors
@@ -88,7 +88,11 @@ def lint(
     ] = OutputFormat.TABLE,
 ) -> None:
     """Lint every gate: Malformed gates refuse a run, Unsound ones are reported and run anyway."""
-    loaded = load_paths(paths or [str(builtin_profiles_dir())])
+    given = paths or [str(builtin_profiles_dir())]
+    loaded = load_paths(given)
+    silent = silent_files(given, loaded, [])
+    if silent:
+        raise InputErrors(silent)
     # A Fleet has no gates to lint, but it is glimmer's own kind: it is checked by the fleet
     # rules (as `glimmer validate` does) and counted, rather than refused as unknown.
     problems = fleet_problems(loaded)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from glimmer.api.crd import all_crds, crd_file_text, crd_filename, to_yaml
-from glimmer.api.load import Loaded, collect_paths
+from glimmer.api.load import Loaded, collect_paths, silent_files
 from glimmer.cli.fleet import fleet_problems
 from glimmer.cli.output import print_json, write_manifests
 from glimmer.errors import InputError
@@ -69,6 +69,7 @@ def validate(
     Exit 0 when all are valid; exit 2 when any is not, with one line per problem on stderr.
     """
     loaded, errors = collect_paths(paths)
+    errors += silent_files(paths, loaded, errors)
     fleet_errors = fleet_problems(loaded)
     if fleet_errors:
         bad = {(e.location.file, e.location.document) for e in fleet_errors}
