@@ -136,7 +136,10 @@ def test_recursive_alias_is_refused() -> None:
 
 
 def test_other_kinds_and_several_documents_are_refused() -> None:
-    assert "holds Test/hgx-fixture, not a Fleet" in only(HGX.replace("kind: Fleet", "kind: Test")).message
+    assert (
+        "holds Test/hgx-fixture, not a Fleet"
+        in only(HGX.replace("kind: Fleet", "kind: Test")).message
+    )
     assert "exactly one Fleet" in only(HGX + "---\n" + HGX).message
 
 
@@ -144,3 +147,12 @@ def test_every_field_error_is_reported_at_once() -> None:
     text = HGX.replace("cpus: 224", "cpus: 0").replace("ambientTempC: 25", "ambientTempC: null")
     fields = {e.location.field for e in refusals(text)}
     assert {"spec.pools[0].hardware", "spec.pools[0].operating.ambientTempC"} <= fields
+
+
+def test_a_fleet_that_is_not_valid_yaml_is_refused_on_one_line() -> None:
+    with pytest.raises(InputError) as caught:
+        load_fleet_text("spec:\n  racks: [\n", "f.yaml")
+    assert "\n" not in str(caught.value) and "not valid YAML" in caught.value.message
+    with pytest.raises(InputError) as caught:
+        load_fleet_text("\x00", "f.yaml")
+    assert "\n" not in str(caught.value)

@@ -143,3 +143,18 @@ def test_derive_to_stdout_and_exclude_a_node(
     out = capsys.readouterr().out
     assert out.startswith("# Derived by `glimmer baseline derive`")
     assert f"excluded on request: {node}" in out and f"unit: {node} " not in out
+
+
+def test_derive_refuses_a_file_flag_that_holds_nothing_rather_than_use_a_built_in(
+    baseline_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "profiles.yaml"
+    empty.write_text("# the profile was meant to be here\n", encoding="utf-8")
+    out = tmp_path / "derived.yaml"
+    argv = ["baseline", "derive", str(baseline_run), "--profile", "acceptance"]
+    assert main([*argv, "--file", str(empty), "-o", str(out)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"error: {empty}: holds no glimmer resource (no document at all: empty or comments only)"
+    )
+    assert not out.exists()

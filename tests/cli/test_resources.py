@@ -175,3 +175,25 @@ def test_crds_writes_the_manifests_that_are_checked_in(
     written = {p.name: p.read_text() for p in tmp_path.iterdir()}
     checked_in = {p.name: p.read_text() for p in (REPO / "deploy" / "crds").iterdir()}
     assert written == checked_in
+
+
+@pytest.mark.parametrize("text", ["", "# nothing but a comment\n\n"], ids=["empty", "comments"])
+def test_validate_refuses_a_file_that_holds_no_document(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "given.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: holds no glimmer resource (no document at all: empty or comments only)\n"
+    )
+
+
+def test_a_file_that_is_not_valid_yaml_is_one_error_not_a_complaint_about_its_first_part(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "given.yaml"
+    path.write_text("[]\n---\n[unclosed\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: {path}:") and "not valid YAML" in line
