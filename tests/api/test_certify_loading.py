@@ -281,3 +281,11 @@ def test_a_json_patch_operation_of_the_wrong_shape_is_refused_at_load(
     got_field, line, message = _located(text)
     assert got_field == f"spec.overrides[0].jobTemplatePatch{field}"
     assert line == 10 and why in message
+
+
+@pytest.mark.parametrize("name", ["rdma_shared_device_a", "k8s.io/rdma"])
+def test_a_workload_run_nic_resource_name_is_checked_at_load_as_a_certification_one(
+    name: str,
+) -> None:
+    field, line, _ = _located(WLR + f"  nicResourceName: {name}\n")
+    assert (field, line) == ("spec.nicResourceName", 8)

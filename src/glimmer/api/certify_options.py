@@ -50,10 +50,22 @@ def quantity_value(q: Any) -> float | None:
 
 
 def _nic_resource(name: str) -> str:
+    if not re.match(NIC_RESOURCE_PATTERN, name):
+        raise ValueError(
+            f"{name!r} is not an extended resource name: write <vendor domain>/<name>, "
+            "e.g. nvidia.com/hostdev or rdma/ib"
+        )
     domain = name.split("/", 1)[0]
     if domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io")):
         raise ValueError(f"{name!r}: the kubernetes.io and k8s.io domains are reserved")
     return name
+
+
+# An extended resource name (``nvidia.com/hostdev``): pods asking for a malformed one never
+# schedule, so the Job would time out and read as a failure of the nodes.
+NicResourceName = Annotated[
+    str, AfterValidator(_nic_resource), Field(json_schema_extra={"pattern": NIC_RESOURCE_PATTERN})
+]
 
 
 class TestScale(StrEnum):
@@ -101,9 +113,7 @@ class CategoryOptions(Wire):
     startup_stall_timeout_seconds: Int32 | None = Field(None, ge=0)
     gpus_per_node: Int32 | None = Field(None, ge=0)
     mlnx_per_node: Int32 | None = Field(None, ge=0)
-    nic_resource_name: (
-        Annotated[str, AfterValidator(_nic_resource), Field(pattern=NIC_RESOURCE_PATTERN)] | None
-    ) = None
+    nic_resource_name: NicResourceName | None = None
     resources: TrainingResources | None = None
     enable_mnnvl: Bool | None = Field(None, alias="enableMNNVL")
     image: str | None = Field(None, min_length=1, max_length=512)

@@ -18,6 +18,7 @@ from glimmer.api.certify_options import (
     DURATION_PATTERN,
     QUANTITY_PATTERN,
     LocalObjectReference,
+    NicResourceName,
 )
 from glimmer.api.certify_threshold import MEASUREMENT_KEYS, Thresholds
 from glimmer.api.certify_types import (
@@ -134,7 +135,7 @@ class WorkloadRunSpec(Wire):
     config: ConfigSource | None = None
     gpus_per_node: Int32 | None = Field(None, ge=0)
     mlnx_per_node: Int32 | None = Field(None, ge=0)
-    nic_resource_name: str | None = None
+    nic_resource_name: NicResourceName | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     env: list[EnvVar] | None = None
     volumes: list[Passthrough] | None = None
