@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from fleet_docs import build_doc
 
+from glimmer.api.budget import budget
 from glimmer.api.fleet_load import load_fleet_text
 from glimmer.errors import InputError
 from glimmer.fleet.build import build
-from glimmer.fleet.generate import generate, generate_fleet, to_yaml
+from glimmer.fleet.generate import MAX_GPUS, generate, generate_fleet, to_yaml
 from glimmer.fleet.load import load_topology
 
 
@@ -59,3 +60,19 @@ def test_hgx_1k_builtin() -> None:
 def test_generated_document_matches_the_builtin_hgx_1k() -> None:
     ours = build_doc(generate(8192, "hgx", "hgx-1k"))
     assert ours.gpu_uuids == load_topology("hgx-1k").gpu_uuids
+
+
+def test_generate_refuses_more_gpus_than_a_fleet_file_can_hold() -> None:
+    with pytest.raises(InputError) as caught:
+        generate(MAX_GPUS + 1, "hgx", None)
+    assert caught.value.message.startswith(f"--gpus must be at most {MAX_GPUS}: ")
+    assert "16 MiB budget" in caught.value.message
+
+
+@pytest.mark.parametrize("shape", ["pcie", "hgx", "nvl72"])
+def test_the_largest_fleet_generate_writes_fits_the_fleet_budget(shape: str) -> None:
+    # The file grows linearly with the GPUs: the size of a 16,384-GPU file scaled up to the
+    # largest one generate writes must stay inside the budget glimmer reads Fleets within.
+    sample = 16_384
+    size = len(to_yaml(generate(sample, shape, None), "").encode("utf-8"))
+    assert size * (MAX_GPUS / sample) < budget("fleet").max_bytes * 0.95

@@ -13,8 +13,14 @@ from typing import Any
 
 import yaml
 
+from glimmer.api.budget import budget
 from glimmer.api.fleet import Fleet
 from glimmer.errors import InputError
+
+# The most GPUs a generated fleet may have: what glimmer writes it must read back, and the
+# densest shape (hgx, about 23 bytes of YAML a GPU) at 2**19 GPUs is ~12 MB, inside the Fleet
+# byte budget of glimmer.api.budget.
+MAX_GPUS = 524_288
 
 OPERATING: dict[str, Any] = {
     "idlePowerFraction": 0.12,
@@ -81,6 +87,12 @@ def generate(gpus: int, shape: str, name: str | None = None) -> dict[str, Any]:
         raise InputError(f"unknown shape {shape!r} (one of: {', '.join(PLANS)})")
     if gpus <= 0:
         raise InputError(f"--gpus must be positive, got {gpus}")
+    if gpus > MAX_GPUS:
+        raise InputError(
+            f"--gpus must be at most {MAX_GPUS}: a larger Fleet file would not fit the "
+            f"{budget('fleet').max_bytes // (1024 * 1024)} MiB budget glimmer reads Fleets "
+            f"within, got {gpus}"
+        )
     nodes = math.ceil(gpus / plan.gpus_per_node)
     racks = math.ceil(nodes / plan.nodes_per_rack)
     if shape == "nvl72":
