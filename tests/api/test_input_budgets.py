@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from glimmer.api.budget import BUDGETS, MiB, budget, read_bounded, read_text
+from glimmer.api.budget import BUDGETS, MiB, budget, check_size, read_bounded, read_text
 from glimmer.api.load import collect_paths
 from glimmer.cli.app import main
 from glimmer.errors import InputError
@@ -77,3 +77,11 @@ def test_a_folder_given_as_a_fleet_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_fleet(str(tmp_path) + "/")
     assert caught.value.message == "is a folder, not a file"
+
+
+def test_a_file_read_by_another_library_is_size_checked_without_reading(tmp_path: Path) -> None:
+    path = _sparse(tmp_path / "ca.pem", 5 * MiB)
+    with pytest.raises(InputError) as caught:
+        check_size(path, "ca-bundle")
+    assert caught.value.message == "file is 5.2 MB, over the 4 MiB budget for a CA bundle"
+    check_size(_sparse(tmp_path / "small.pem", 1024), "ca-bundle")  # within: no error

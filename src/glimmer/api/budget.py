@@ -81,6 +81,19 @@ def read_bounded(stream: BinaryIO, limit: Budget, name: str) -> bytes:
     return data
 
 
+def check_size(path: str | Path, kind: str, name: str | None = None) -> None:
+    """Refuse a file over the budget of ``kind`` without reading it: for a file another library
+    reads (a CA bundle handed to the TLS layer)."""
+    shown = name if name is not None else str(path)
+    limit = budget(kind)
+    try:
+        size = os.stat(path).st_size
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", Location(file=shown)) from None
+    if size > limit.max_bytes:
+        raise over_budget(size, limit, shown)
+
+
 def read_bytes(path: str | Path, kind: str, name: str | None = None) -> bytes:
     """The bytes of a file within the budget of ``kind``; refused (InputError) before reading
     when the file is larger, and on any OS error."""
