@@ -688,3 +688,23 @@ def test_a_profile_naming_a_sink_not_given_is_refused_at_that_entry(
     )
     assert "BurnInSink 'dashbord' is not in the files given (given: dashboards)" in line
     _nothing_written(tmp_path, path)
+
+
+def test_a_folder_given_to_f_is_one_bundle_that_must_hold_something_glimmer_run_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    schedule = bundle / "schedule.yaml"
+    schedule.write_text(
+        API + "kind: BurnInSchedule\nmetadata: {name: s}\n"
+        "spec: {schedule: '@daily', profileRef: mine, target: {nodeNames: [hgx-node-0001]}}\n"
+    )
+    code, _, err = _run(capsys, "-f", str(bundle))
+    assert code == 2 and _one_error_line(err).startswith(f"error: {schedule}:1, ")
+    (bundle / "profile.yaml").write_text(
+        API + "kind: BurnInProfile\nmetadata: {name: mine}\n"
+        "spec: {tests: [{testRef: clock-smoke}]}\n"
+    )
+    code, out, _ = _run(capsys, "-f", str(bundle), "--nodes", "hgx-node-0001", "--no-faults")
+    assert code == 0 and "Run mine: Passed" in out

@@ -145,24 +145,27 @@ def _foreign(error: InputError, flag: str, wanted: str) -> InputError:
 def load_kinds(
     flag: str, paths: tuple[str, ...] | list[str], kinds: tuple[type[BaseModel], ...]
 ) -> list[Loaded]:
-    """Every object of the files ``flag`` names; each file must hold one of ``kinds`` at least.
+    """Every object of the files ``flag`` names; each file (or folder) given must hold one of
+    ``kinds`` at least.
 
     A file that holds no object (empty, comments only) or only objects of other kinds is bad
     input naming that file and what it holds: a command never falls back to a default because
     the file it was given said nothing it reads. A bundle (a profile, its tests, its sinks and
-    a schedule in one file) still loads; what the command does not read in it stays unused.
+    a schedule in one file, or in the files of one folder) still loads; what the command does
+    not read in it stays unused.
     """
     wanted = _kind_names(kinds)
     loaded, errors = collect_paths(list(paths))
     if errors:
         raise InputErrors([_foreign(error, flag, wanted) for error in errors])
-    for name in expand_paths(list(paths)):
-        source = "<stdin>" if name == "-" else name
-        held = [item for item in loaded if item.source == source]
+    for given in paths:
+        # A folder counts as one input: its bundle of files must hold a kind read here.
+        names = {"<stdin>" if name == "-" else name for name in expand_paths([given])}
+        held = [item for item in loaded if item.source in names]
         if not held:
             raise InputError(
                 f"{flag}: holds no {wanted} (no document at all: empty or comments only)",
-                Location(file=source),
+                Location(file="<stdin>" if given == "-" else given),
             )
         if not any(isinstance(item.obj, kinds) for item in held):
             first = held[0]
