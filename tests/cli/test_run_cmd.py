@@ -646,8 +646,13 @@ RUN_HEAD = API + "kind: BurnInRun\nmetadata: {name: r}\nspec:\n"
             ":7, document 1, BurnInRun/r, field spec.target.nodeSelector: target nodeSelector "
             "rack=nowhere matches no nodes in fleet ai-factory",
         ),
+        (
+            "  profileRef: smoke\n  target:\n    nodeNames: [hgx-node-0001, hgx-node-0001]\n",
+            ":7, document 1, BurnInRun/r, field spec.target.nodeNames[1]: node hgx-node-0001 is "
+            "named twice (first at nodeNames[0]); name each node once",
+        ),
     ],
-    ids=["profile-ref", "node-name", "node-selector"],
+    ids=["profile-ref", "node-name", "node-selector", "node-named-twice"],
 )
 def test_a_run_files_unknown_profile_or_node_is_reported_at_its_line_and_field(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, spec: str, where: str

@@ -273,6 +273,16 @@ def check_targets(
     """The target's node names on ``fleet``; InputError for a node the fleet lacks or a
     selector that selects nothing, at ``written``'s ``spec.target`` field when the target was
     written in a file (a BurnInRun, a BurnInSchedule), else as ``--nodes``."""
+    names = list(target.node_names or ())
+    again = next((i for i, name in enumerate(names) if name in names[:i]), None)
+    if written is not None and again is not None:
+        # The API keeps a duplicate for the Pair and Group checks to name; on a Node test it
+        # silently collapses onto one node, so the node that was meant is never tested.
+        raise InputError(
+            f"node {names[again]} is named twice (first at nodeNames[{names.index(names[again])}])"
+            "; name each node once",
+            written.locate(f"spec.target.nodeNames[{again}]"),
+        )
     unknown = unknown_node_names(target, nodes)
     if unknown:
         some = name_some([n.name for n in nodes], MAX_NAMED)
