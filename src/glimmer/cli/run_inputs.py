@@ -26,12 +26,14 @@ from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
 from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
-from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin, tests_with_builtin
-from glimmer.plan.decision import Refused
+from glimmer.plan.given import (
+    check_profile,
+    check_sink_refs,
+    check_startable,
+    check_targets,
+    check_test_refs,
+)
 from glimmer.plan.nodes import NodeInfo
-from glimmer.plan.preview import preview
-from glimmer.plan.resolve import ResolveError, resolve_entries
-from glimmer.plan.targets import TargetError, resolve_targets, unknown_node_names
 from glimmer.sim.twin import FleetSim, from_spec
 from glimmer.sinks.config import sinks_from_specs
 from glimmer.sinks.sender import CLI_POLICY, VirtualWaits
@@ -195,55 +197,6 @@ def _profile_ref(flags: RunFlags, run: BurnInRun | None, loaded: dict[str, BurnI
     return DEFAULT_PROFILE
 
 
-def check_profile(
-    ref: str, loaded: dict[str, BurnInProfile], tests: dict[str, BurnInTestSpec], where: Location
-) -> None:
-    if ref in loaded or profile_or_builtin(ref, None, tests) is not None:
-        return
-    known = ", ".join(builtin_profile_names())
-    given = f"; loaded: {', '.join(loaded)}" if loaded else ""
-    what = f"unknown profile {ref}" if where.file else f"--profile {ref}: unknown profile"
-    raise InputError(
-        f"{what}, not in the files given and not built in (built-in: {known}{given})", where
-    )
-
-
-def check_test_refs(
-    profiles: list[tuple[BurnInProfile, Loaded]], tests: dict[str, BurnInTestSpec]
-) -> None:
-    """Every entry of every profile given names a test that exists (given or built in): a
-    typo in a testRef is refused here, before anything runs, at the line it was written on."""
-    known = tests_with_builtin(tests)
-    for profile, item in profiles:
-        try:
-            resolve_entries(profile, known)
-        except ResolveError as error:
-            raise InputError(
-                f"{error.message} (not in the files given, and no built-in test has that name)",
-                item.locate(error.field),
-            ) from None
-
-
-def _check_sink_refs(
-    ref: str, profiles: list[tuple[BurnInProfile, Loaded]], sinks: list[tuple[BurnInSink, Loaded]]
-) -> None:
-    """Every sink the run's profile names is among the BurnInSinks given. In a cluster a
-    missing sink is a failed delivery the run never notices; here the files are the whole
-    namespace, so the envelopes would silently go nowhere."""
-    known = {item.name for _, item in sinks}
-    for profile, item in profiles:
-        if item.name != ref:
-            continue
-        for index, name in enumerate(profile.spec.sinks or ()):
-            if name not in known:
-                given = f" (given: {', '.join(sorted(known))})" if known else ""
-                raise InputError(
-                    f"BurnInSink {name!r} is not in the files given{given}; add it with -f, or "
-                    "deliver with --sink",
-                    item.locate(f"spec.sinks[{index}]"),
-                )
-
-
 def _node_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not names or any(not n for n in names):
@@ -265,57 +218,6 @@ def _target(flags: RunFlags, run: BurnInRun | None, topo: Topology) -> TargetSel
     if run is not None:
         return run.spec.target
     return TargetSelector(node_names=[n.hostname for n in topo.nodes])
-
-
-def check_targets(
-    target: TargetSelector, nodes: list[NodeInfo], fleet: str, written: Loaded | None
-) -> list[str]:
-    """The target's node names on ``fleet``; InputError for a node the fleet lacks or a
-    selector that selects nothing, at ``written``'s ``spec.target`` field when the target was
-    written in a file (a BurnInRun, a BurnInSchedule), else as ``--nodes``."""
-    names = list(target.node_names or ())
-    again = next((i for i, name in enumerate(names) if name in names[:i]), None)
-    if written is not None and again is not None:
-        # The API keeps a duplicate for the Pair and Group checks to name; on a Node test it
-        # silently collapses onto one node, so the node that was meant is never tested.
-        raise InputError(
-            f"node {names[again]} is named twice (first at nodeNames[{names.index(names[again])}])"
-            "; name each node once",
-            written.locate(f"spec.target.nodeNames[{again}]"),
-        )
-    unknown = unknown_node_names(target, nodes)
-    if unknown:
-        some = name_some([n.name for n in nodes], MAX_NAMED)
-        what = f"unknown node {name_some(unknown, MAX_NAMED)}, not in fleet {fleet} "
-        what += f"({len(nodes)} nodes: {some})"
-        if written is None:
-            raise InputError(f"--nodes: {what}")
-        index = (target.node_names or []).index(unknown[0])
-        raise InputError(what, written.locate(f"spec.target.nodeNames[{index}]"))
-    try:
-        return resolve_targets(target, nodes)
-    except TargetError as error:
-        if written is None:
-            raise InputError(f"the run's target: {error.message}") from None
-        field = "spec.target.nodeSelector" if target.node_selector else "spec.target"
-        raise InputError(f"{error.message} in fleet {fleet}", written.locate(field)) from None
-
-
-def _check_startable(
-    run: BurnInRun,
-    profile: BurnInProfile | None,
-    tests: dict[str, BurnInTestSpec],
-    nodes: list[NodeInfo],
-    written: Loaded | None,
-) -> None:
-    """The planner's own start decision, made before anything runs: a run it would refuse as
-    a configuration error (a Pair test on three nodes, a cap below a Group's size, a baseline
-    run with gates) is bad input of this command, exit 2 with nothing written, not an Error
-    run with reports. Admission cannot refuse here: no other run holds the simulated nodes."""
-    decision = preview(run, profile, tests, nodes, datetime.now(UTC))
-    if isinstance(decision, Refused) and decision.kind == "resolve":
-        where = written.locate() if written is not None else Location()
-        raise InputError(f"the run cannot start: {decision.message}", where)
 
 
 def _faults(flags: RunFlags) -> list[FaultSpec]:
@@ -354,7 +256,7 @@ def assemble(flags: RunFlags) -> RunInputs:
     where = written.locate("spec.profileRef") if from_file and written else Location()
     check_profile(ref, profiles, tests, where)
     check_test_refs(of_kind(loaded, BurnInProfile), tests)
-    _check_sink_refs(ref, of_kind(loaded, BurnInProfile), of_kind(loaded, BurnInSink))
+    check_sink_refs(ref, of_kind(loaded, BurnInProfile), of_kind(loaded, BurnInSink))
 
     topo = load_topology(flags.fleet)
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
@@ -375,7 +277,8 @@ def assemble(flags: RunFlags) -> RunInputs:
         run = run.model_copy(
             update={"metadata": run.metadata.model_copy(update={"namespace": NAMESPACE})}
         )
-    _check_startable(run, profiles.get(ref), tests, nodes, written)
+    started = written.locate() if written is not None else Location()
+    check_startable(run, profiles.get(ref), tests, nodes, started, datetime.now(UTC))
     return RunInputs(
         run=run,
         profile_source=sources.get(ref, "built-in"),

@@ -30,16 +30,15 @@ from glimmer.api.test import BurnInTest
 from glimmer.backends.sim import SimBackend
 from glimmer.backends.sim_driver import settled
 from glimmer.backends.sim_fleet import fleet_backend, fleet_nodes
-from glimmer.cli.run_inputs import check_profile, check_targets, check_test_refs, load_kinds
+from glimmer.cli.run_inputs import load_kinds
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import BackendError
 from glimmer.engine.reconciler import Engine
 from glimmer.errors import InputError, Location
 from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
-from glimmer.plan.decision import Refused
+from glimmer.plan.given import check_profile, check_startable, check_targets, check_test_refs
 from glimmer.plan.nodes import NodeInfo
-from glimmer.plan.preview import preview
 from glimmer.schedule.actions import apply
 from glimmer.schedule.decide import Decision, decide
 from glimmer.schedule.stamp import rfc3339, stamp_run
@@ -278,12 +277,9 @@ def _check_fires(
     for schedule, item in found:
         # The run a tick would stamp, judged by the planner as the engine will judge it.
         stamped = stamp_run(schedule, now)
-        decision = preview(stamped, profiles.get(schedule.spec.profile_ref), tests, nodes, now)
-        if isinstance(decision, Refused) and decision.kind == "resolve":
-            raise InputError(
-                f"every run this schedule fires would be refused: {decision.message}",
-                item.locate(),
-            )
+        profile = profiles.get(schedule.spec.profile_ref)
+        what = "every run this schedule fires would be refused"
+        check_startable(stamped, profile, tests, nodes, item.locate(), now, what)
 
 
 @schedule_app.command("run")
