@@ -85,7 +85,10 @@ class Network:
                 if dev.kind == "leaf" and dev.rail is not None:
                     su_key = (fabric.name, dev.rail, dev.scalable_unit)
                     self._leaves.setdefault(su_key, []).append(rec.key)
-            links = [self._cable(fabric, li, link) for li, link in enumerate(fabric.links)]
+            links = [
+                self._cable(fabric, f"{path}.links[{li}]", link)
+                for li, link in enumerate(fabric.links)
+            ]
             self.records.append(
                 FabricRecord(
                     key=ids.fabric_key(fabric.name),
@@ -97,19 +100,26 @@ class Network:
                 )
             )
 
-    def _cable(self, fabric: Fabric, li: int, link: FabricLink) -> tuple[str, str]:
+    def _cable(self, fabric: Fabric, path: str, link: FabricLink) -> tuple[str, str]:
+        reason = "invalid link or endpoint attached twice"
         ends: list[tuple[_Switch, str]] = []
-        for dev, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
+        for end, dev, port in (
+            ("a", link.a_device, link.a_port),
+            ("b", link.b_device, link.b_port),
+        ):
             sw = self.switches.get(ids.switch_key(fabric.name, dev))
-            if sw is None or port in sw.used or port not in sw.names:
-                raise self.ctx.error(
-                    f"spec.fabrics[*].links[{li}]", "invalid link or endpoint attached twice"
-                )
+            if sw is None:
+                why = f"device {dev!r} is not declared in fabric {fabric.name!r}"
+                raise self.ctx.error(f"{path}.{end}Device", f"{reason}: {why}")
+            if port not in sw.names:
+                why = f"device {dev!r} has no port {port!r}"
+                raise self.ctx.error(f"{path}.{end}Port", f"{reason}: {why}")
+            if port in sw.used:
+                why = f"port {port!r} of {dev!r} is attached twice"
+                raise self.ctx.error(f"{path}.{end}Port", f"{reason}: {why}")
             ends.append((sw, port))
         if ends[0] == ends[1]:
-            raise self.ctx.error(
-                f"spec.fabrics[*].links[{li}]", "invalid link or endpoint attached twice"
-            )
+            raise self.ctx.error(path, f"{reason}: both ends are {link.a_device}/{link.a_port}")
         for sw, port in ends:
             sw.used.add(port)
         return (
@@ -132,7 +142,11 @@ class Network:
         if len(leaves) > 1:
             raise self.ctx.error(path, "ambiguous backend leaf")
         if not leaves:
-            raise self.ctx.error(path, "unknown NIC leaf")
+            raise self.ctx.error(
+                path,
+                f"unknown NIC leaf: no leaf of fabric {fabric!r} serves rail {rail} in scalable "
+                f"unit {su!r}",
+            )
         return leaves[0]
 
     def check_switch(
@@ -300,8 +314,12 @@ def check_storage(
         ctx_claims = net.claims
         ctx_claims.claim("storage", st.name, f"{path}.name")
         fabric = net.fabrics.get(st.fabric)
-        if fabric is None or fabric.role != "frontend":
-            raise ctx.error(f"{path}.fabric", "storage requires frontend fabric")
+        if fabric is None:
+            why = f"fabric {st.fabric!r} is not declared"
+            raise ctx.error(f"{path}.fabric", f"storage requires frontend fabric: {why}")
+        if fabric.role != "frontend":
+            why = f"fabric {st.fabric!r} is a {fabric.role} fabric"
+            raise ctx.error(f"{path}.fabric", f"storage requires frontend fabric: {why}")
         for di, dev in enumerate(st.devices):
             dpath = f"{path}.devices[{di}]"
             if any(n.fabric != st.fabric or not n.ip for n in dev.nics):
