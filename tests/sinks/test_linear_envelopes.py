@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine_world import GATE_MISCOMPARES, ScriptedRunner, reply, run_object, spec_of, world
+from sink_doubles import FakeClock, Gate
 
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
@@ -24,7 +25,9 @@ from glimmer.sinks.envelope import (
     delivery_id,
 )
 from glimmer.sinks.jsonl import read_jsonl
+from glimmer.sinks.outbox import Outbox
 from glimmer.sinks.prometheus import Exporter
+from glimmer.sinks.sender import RetryPolicy, Sender
 from glimmer.sinks.serve import EnvelopeSource
 from glimmer.sinks.sinkset import SinkSet
 
@@ -158,3 +161,24 @@ def test_a_folder_sink_holds_a_run_bigger_than_one_object_and_serves_it_back(
     text = exporter.exposition()
     assert 'run="run",profile="prof",phase="Failed"} 1' in text
     assert 'burnin_run_tests{namespace="default",run="run",phase="Passed"} 78' in text
+
+
+def _outbox_bytes(tmp_path: Path, nodes: int) -> int:
+    runner = ScriptedRunner(default="miscompares=0\nok")
+    w = world(nodes, {"a": GATED, "b": GATED}, [{"testRef": "a"}, {"testRef": "b"}], runner=runner)
+    state = tmp_path / f"state-{nodes}"
+    policy = RetryPolicy(attempts=1, base=1.0, cap=1.0, timeout=0.1, budget=5.0)
+    w.backend.sink_set = SinkSet(
+        always=[Gate()], outbox=Outbox(state), sender=Sender(policy, FakeClock())
+    )
+    w.submit(run_object(targets=[f"node-{i:03d}" for i in range(nodes)]))
+    w.drive(until=3_600.0)  # the terminal envelope is re-announced: stop after an hour
+    return (state / "outbox.jsonl").stat().st_size
+
+
+def test_the_outbox_of_a_dead_sink_grows_linearly_with_the_run(tmp_path: Path) -> None:
+    # Everything the run sends waits for the dead sink; per result, that must not grow with
+    # the width of the run (the outbox held every cumulative envelope before).
+    small = _outbox_bytes(tmp_path, 4) / 8
+    large = _outbox_bytes(tmp_path, 40) / 80
+    assert large < 1.5 * small, (small, large)

@@ -43,9 +43,9 @@ def flush(sinks: SinkSet) -> FlushReport:
     mine = sinks.idents()
     report = []
     for ident in mine:
-        owed = len(box.owed(ident))
+        owed = box.count(ident)
         state = sinks.states.get(ident)
         error = state.last_error if owed and state is not None else ""
         report.append(SinkFlush(ident, sinks.taken[ident], sinks.dropped[ident], owed, error))
-    elsewhere = tuple((s, len(box.owed(s))) for s in box.sinks() if s not in mine)
+    elsewhere = tuple((s, box.count(s)) for s in box.sinks() if s not in mine)
     return FlushReport(tuple(report), elsewhere)

@@ -20,50 +20,72 @@ from glimmer.sinks.envelope import Envelope
 FILENAME = "outbox.jsonl"
 _COMPACT_AFTER = 256  # history records tolerated before the log is rewritten
 
-Key = tuple[str, str]  # (sink ident, deliveryId)
-
 
 class Outbox:
-    """Pending envelopes by (sink, deliveryId)."""
+    """Pending envelopes by sink, then by deliveryId, each sink's oldest first. Every
+    operation a delivery makes (owe one, take the oldest, mark one done) costs the same however
+    much is owed, so a dead sink through a long run stays linear."""
 
     def __init__(self, state_dir: Path | None = None) -> None:
         self.path = state_dir / FILENAME if state_dir is not None else None
-        self._pending: dict[Key, Envelope] = {}
+        self._pending: dict[str, dict[str, Envelope]] = {}
         self._history = 0
         if self.path is not None and self.path.exists():
             self._replay(self.path)
             self._compact()
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return sum(len(owed) for owed in self._pending.values())
 
     def owed(self, sink: str) -> list[Envelope]:
         """What ``sink`` is still owed, oldest first."""
-        return [env for (s, _), env in self._pending.items() if s == sink]
+        return list(self._pending.get(sink, {}).values())
+
+    def count(self, sink: str) -> int:
+        """How many envelopes ``sink`` is still owed."""
+        return len(self._pending.get(sink, {}))
+
+    def oldest(self, sink: str) -> tuple[str, Envelope] | None:
+        """The deliveryId and body of what ``sink`` has been owed longest; None when nothing."""
+        owed = self._pending.get(sink)
+        if not owed:
+            return None
+        return next(iter(owed.items()))
 
     def sinks(self) -> list[str]:
         """Every sink that is owed something."""
-        return list(dict.fromkeys(s for s, _ in self._pending))
+        return [sink for sink, owed in self._pending.items() if owed]
 
     def has(self, sink: str) -> bool:
-        return any(s == sink for s, _ in self._pending)
+        return bool(self._pending.get(sink))
 
     def put(self, sink: str, envelope: Envelope) -> None:
         """Owe ``envelope`` to ``sink`` (replacing an older body of the same delivery)."""
-        key = (sink, str(envelope["deliveryId"]))
-        if key in self._pending:
-            self._history += 1
-        self._pending[key] = envelope
+        self._owe(sink, str(envelope["deliveryId"]), envelope)
         self._append({"op": "put", "sink": sink, "envelope": envelope})
+
+    def _owe(self, sink: str, delivery_id: str, envelope: Envelope) -> None:
+        owed = self._pending.setdefault(sink, {})
+        if delivery_id in owed:
+            self._history += 1
+        owed[delivery_id] = envelope  # a newer body keeps its place in the order
 
     def done(self, sink: str, delivery_id: str) -> None:
         """``sink`` took (or for good refused) this delivery."""
-        if self._pending.pop((sink, delivery_id), None) is None:
+        if not self._forget(sink, delivery_id):
             return
         self._history += 2
         self._append({"op": "done", "sink": sink, "deliveryId": delivery_id})
         if self._history > _COMPACT_AFTER:
             self._compact()
+
+    def _forget(self, sink: str, delivery_id: str) -> bool:
+        owed = self._pending.get(sink)
+        if owed is None or owed.pop(delivery_id, None) is None:
+            return False
+        if not owed:
+            del self._pending[sink]
+        return True
 
     def _replay(self, path: Path) -> None:
         with path.open("rb") as f:
@@ -77,9 +99,9 @@ class Outbox:
                 sink = str(record.get("sink", ""))
                 if record.get("op") == "put" and isinstance(record.get("envelope"), dict):
                     envelope = record["envelope"]
-                    self._pending[(sink, str(envelope.get("deliveryId", "")))] = envelope
+                    self._owe(sink, str(envelope.get("deliveryId", "")), envelope)
                 elif record.get("op") == "done":
-                    self._pending.pop((sink, str(record.get("deliveryId", ""))), None)
+                    self._forget(sink, str(record.get("deliveryId", "")))
 
     def _append(self, record: dict[str, Any]) -> None:
         if self.path is None:
@@ -100,9 +122,10 @@ class Outbox:
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            for (sink, _), envelope in self._pending.items():
-                record = {"op": "put", "sink": sink, "envelope": envelope}
-                os.write(fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
+            for sink, owed in self._pending.items():
+                for envelope in owed.values():
+                    record = {"op": "put", "sink": sink, "envelope": envelope}
+                    os.write(fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
             os.fsync(fd)
         finally:
             os.close(fd)

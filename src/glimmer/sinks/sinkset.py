@@ -167,7 +167,8 @@ class SinkSet:
         owed any more. A permanent refusal is dropped (it would be refused again) and logged."""
         ident = sink.ident
         clean = True
-        for owed in self.outbox.owed(ident):
+        while (oldest := self.outbox.oldest(ident)) is not None:
+            key, owed = oldest
             timeout = self.sender.attempt_timeout(ident, deadline)
             if timeout <= 0:
                 return False
@@ -181,10 +182,10 @@ class SinkSet:
                     return False
                 clean = False
                 self.dropped[ident] += 1
-                log.warning("dropping %s for %s: %s", owed["deliveryId"], ident, e)
+                log.warning("dropping %s for %s: %s", key, ident, e)
             else:
                 self._delivered(ident, at, envelope)
-            self.outbox.done(ident, str(owed["deliveryId"]))
+            self.outbox.done(ident, key)
         return clean
 
     def resend_pending(self, at: datetime | None = None) -> bool:
