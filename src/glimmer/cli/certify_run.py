@@ -22,6 +22,7 @@ from glimmer.certify.report_card import render
 from glimmer.certify.sim_certify import certify
 from glimmer.certify.sim_result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
 from glimmer.certify.sim_spec import load_certification
+from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import print_json
 from glimmer.errors import InputError, Location
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
@@ -58,7 +59,7 @@ def run(
     fault: Annotated[
         list[str] | None, typer.Option("--fault", help=f"Plant a fault: {SYNTAX}. Repeatable.")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the measurement noise.")] = 0,
+    seed: SeedOpt = DEFAULT_SEED,
     output: Annotated[
         Output, typer.Option("--output", "-o", help="table (the report card) or json.")
     ] = Output.TABLE,

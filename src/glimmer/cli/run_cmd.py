@@ -22,12 +22,12 @@ from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
 from glimmer.backends.sim_driver import drive
 from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
 from glimmer.cli.progress_view import ProgressView
 from glimmer.cli.run_inputs import (
     DEFAULT_FLEET,
-    DEFAULT_SEED,
     DEFAULT_SINK_STATE,
     RunFlags,
     RunInputs,
@@ -237,7 +237,7 @@ def run(
     no_faults: Annotated[
         bool, typer.Option("--no-faults", help="Plant nothing: a healthy run.")
     ] = False,
-    seed: Annotated[int, typer.Option(help="Simulator seed (fixed by default).")] = DEFAULT_SEED,
+    seed: SeedOpt = DEFAULT_SEED,
     backend: Annotated[str, typer.Option(help="Where to run: sim (the only one today).")] = "sim",
     output: Annotated[
         RunOutput,

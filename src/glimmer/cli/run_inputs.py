@@ -22,6 +22,7 @@ from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.backends.sim_fleet import fleet_nodes
+from glimmer.cli.conventions import DEFAULT_SEED
 from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
 from glimmer.fleet.load import load_topology
@@ -45,7 +46,6 @@ API_VERSION = "burnin.glimmer.ai/v1alpha1"
 NAMESPACE = "default"
 DEFAULT_PROFILE = "acceptance"
 DEFAULT_FLEET = "ai-factory"
-DEFAULT_SEED = 7
 # The demo's planted faults, on the built-in ai-factory only: a GPU pinned in a low P-state
 # and a degraded fabric NIC port.
 PLANTED_FAULTS = (

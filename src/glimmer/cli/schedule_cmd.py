@@ -30,6 +30,7 @@ from glimmer.api.test import BurnInTest
 from glimmer.backends.sim import SimBackend
 from glimmer.backends.sim_driver import settled
 from glimmer.backends.sim_fleet import fleet_backend, fleet_nodes
+from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import BackendError
@@ -308,7 +309,7 @@ def run(
     ticks: Annotated[
         int | None, typer.Option("--ticks", min=1, help="Stop firing after N due ticks.")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.")] = 0,
+    seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
     """Fire each schedule's runs on the simulated fleet and print every tick and verdict."""
     loaded = load_kinds("-f", files, SCHEDULE_KINDS)
