@@ -713,3 +713,47 @@ def test_a_folder_given_to_f_is_one_bundle_that_must_hold_something_glimmer_run_
     )
     code, out, _ = _run(capsys, "-f", str(bundle), "--nodes", "hgx-node-0001", "--no-faults")
     assert code == 0 and "Run mine: Passed" in out
+
+
+UNSOUND_GATE = """\
+apiVersion: burnin.glimmer.ai/v1alpha1
+kind: BurnInTest
+metadata: {name: my-burn}
+spec:
+  kind: gpu-burn
+  scope: Node
+  durationSeconds: 60
+  thresholds:
+    - {metric: nvlinkBandwidthGBps, comparison: GreaterThanOrEqual, value: "400"}
+---
+apiVersion: burnin.glimmer.ai/v1alpha1
+kind: BurnInProfile
+metadata: {name: mine}
+spec:
+  tests: [{testRef: my-burn}]
+"""
+
+
+def test_a_gate_that_cannot_pass_is_named_as_the_gate_before_the_run_not_only_as_hardware(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.yaml").write_text(UNSOUND_GATE)
+    code = main(["run", "-f", "mine.yaml", "--nodes", "hgx-node-0001", "--no-faults", "--dry-run"])
+    assert code == 0
+    err = capsys.readouterr().err
+    (line,) = [w for w in err.splitlines() if w.startswith("warning:")]
+    assert line.startswith("warning: mine.yaml:9, document 1, BurnInTest/my-burn, ")
+    assert "field spec.thresholds[0]: Unsound gate" in line and "nvlinkBandwidthGBps" in line
+
+
+def test_a_run_of_sound_gates_prints_no_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    sound = UNSOUND_GATE.replace("nvlinkBandwidthGBps", "eccErrors").replace(
+        'GreaterThanOrEqual, value: "400"', 'Equal, value: "0"'
+    )
+    (tmp_path / "mine.yaml").write_text(sound)
+    assert main(["run", "-f", "mine.yaml", "--nodes", "hgx-node-0001", "--dry-run"]) == 0
+    assert "warning:" not in capsys.readouterr().err

@@ -172,6 +172,18 @@ def _write_reports(final: BurnInRun, inputs: RunInputs, out_dir: Path, output: R
         print(f"reports: {line}", file=sys.stderr)
 
 
+def warn_unsound(inputs: RunInputs) -> None:
+    """One stderr line per Unsound gate of the files given, before anything runs: such a gate
+    is run as written and fails closed, so the user hears it is the gate, not the hardware."""
+    for finding in inputs.unsound:
+        where = finding.location.render()
+        print(
+            f"warning: {where}: Unsound gate, run as written: {finding.problem.reason} "
+            "(glimmer lint lists every such gate)",
+            file=sys.stderr,
+        )
+
+
 def run_main(
     flags: RunFlags,
     *,
@@ -190,6 +202,7 @@ def run_main(
     out_dir = report_dir_for(flags, output, report, sinks.specs)
     if out_dir is not None:  # a folder the reports cannot go to is refused before anything runs
         refuse_unwritable(out_dir, "--report" if report is not None else "report folder")
+    warn_unsound(inputs)
     if dry:
         return dry_run(inputs, output)
     final = execute(inputs, output, sink_set)

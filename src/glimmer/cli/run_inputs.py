@@ -34,12 +34,14 @@ from glimmer.plan.given import (
     check_targets,
     check_test_refs,
 )
+from glimmer.plan.lint import Finding, lint_loaded
 from glimmer.plan.nodes import NodeInfo
 from glimmer.sim.twin import FleetSim, from_spec
 from glimmer.sinks.config import sinks_from_specs
 from glimmer.sinks.sender import CLI_POLICY, VirtualWaits
 from glimmer.sinks.signing import secret_from
 from glimmer.sinks.sinkset import SinkSet
+from glimmer.verdict.lint import Severity
 from glimmer.verdict.text import name_some
 
 API_VERSION = "burnin.glimmer.ai/v1alpha1"
@@ -122,6 +124,9 @@ class RunInputs:
     twin: FleetSim
     seed: int
     sinks: tuple[BurnInSink, ...] = ()  # BurnInSink objects from -f, named by spec.sinks
+    # Unsound gates in the files given: the run goes on (specs/burnin.md §4.3), and the
+    # CLI says so before anything runs, so a gate that cannot pass is not read as hardware.
+    unsound: tuple[Finding, ...] = ()
 
     @property
     def namespace(self) -> str:
@@ -293,6 +298,7 @@ def assemble(flags: RunFlags) -> RunInputs:
         twin=twin,
         seed=flags.seed,
         sinks=tuple(obj for obj, _ in of_kind(loaded, BurnInSink)),
+        unsound=tuple(f for f in lint_loaded(loaded) if f.severity is Severity.UNSOUND),
     )
 
 
