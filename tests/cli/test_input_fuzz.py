@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -277,3 +278,20 @@ def test_each_command_takes_its_untruncated_valid_file(case: Case, inputs: dict[
         finally:
             os.chdir(before)
     assert code in (0, 1), err.getvalue()
+
+
+@pytest.mark.parametrize("command", ["validate", "lint"])
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(data=st.binary(max_size=400) | st.text(max_size=400).map(lambda t: t.encode("utf-8")))
+def test_stdin_refuses_random_bytes_in_one_error_a_line(command: str, data: bytes) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    saved = sys.stdin
+    sys.stdin = stdin
+    try:
+        with _quiet() as (_, err):
+            code = main([command, "-"])
+    finally:
+        sys.stdin = saved
+    lines = err.getvalue().splitlines()
+    assert code == 2 and lines and "Traceback" not in err.getvalue()
+    assert all(line.startswith("error: <stdin>") for line in lines), err.getvalue()
