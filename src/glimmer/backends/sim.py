@@ -496,7 +496,9 @@ class SimBackend:
 
     def deliver(self, delivery: Delivery) -> bool:
         """Record the delivery and hand it to the sinks; False when a sink did not take it."""
-        self.deliveries.append(delivery)
+        # Recorded without its view: each view holds the run's result list as it was, so
+        # keeping them all would grow with the square of the run (gigabytes at 10,000 nodes).
+        self.deliveries.append(dataclasses.replace(delivery, view=None))
         delivered = True
         if self.sink_set is not None and delivery.view is not None:
             # The edge between engine and sinks: the sinks see the run, never a Delivery.
