@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glimmer.api.load import collect_paths, collect_text, load_paths, load_text, of_kind
+from glimmer.api.source import parse_yaml
 from glimmer.api.test import BurnInTest
 from glimmer.errors import InputError, InputErrors
 
@@ -199,3 +200,30 @@ def test_a_yaml_alias_bomb_is_refused_quickly() -> None:
 def test_deeply_nested_input_is_an_input_error() -> None:
     _, errors = collect_text("[" * 5000 + "]" * 5000, "deep.json", as_json=True)
     assert len(errors) == 1
+
+
+def test_yaml_nested_deeper_than_any_glimmer_document_is_refused_by_depth() -> None:
+    (error,) = _errors("a: " + "[" * 200 + "]" * 200 + "\n")
+    assert error.message == "the document is nested deeper than 128 levels"
+    assert error.location.line == 1
+
+
+def test_aliases_within_the_budget_still_load() -> None:
+    # Legitimate reuse (one anchored block referenced a few times) is not a bomb.
+    text = (
+        "apiVersion: burnin.glimmer.ai/v1alpha1\nkind: BurnInProfile\nmetadata: {name: p}\n"
+        "spec:\n  tests:\n    - &t {testRef: host-fault-counters}\n    - *t\n"
+    )
+    (loaded,) = load_text(text, "p.yaml")
+    assert loaded.kind == "BurnInProfile"
+
+
+def test_a_document_without_aliases_is_never_refused_for_its_size() -> None:
+    results = 29_000
+    # The walk budget is what aliases add, not what the text holds: any number of plain
+    # entries loads (the old flat budget of 200,000 nodes refused these 29,000 entries of 7).
+    items = "".join(f"    - {{name: r{i}, nodes: [n{i}], metrics: {{a: '1', b: '2'}}}}\n"
+                    for i in range(results))  # fmt: skip
+    text = "a:\n  list:\n" + items
+    docs = list(parse_yaml(text, "big.yaml"))
+    assert len(docs[0].data["a"]["list"]) == results
