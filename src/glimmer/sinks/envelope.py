@@ -130,11 +130,13 @@ def _fingerprint(transition: Transition, carried: list[TestResult]) -> dict[str,
     """The run's fingerprints a phase change carries all of; a per-unit envelope only those of
     the nodes its results name (the map is as long as the run is wide)."""
     status = transition.run.status
-    prints = dict(status.fingerprint or {}) if status is not None else {}
+    prints = (status.fingerprint if status is not None else None) or {}
     if CARRIES.get(transition.reason, _all) is _all:
-        return prints
-    named = {node for r in carried for node in r.nodes or ()}
-    return {node: value for node, value in prints.items() if node in named}
+        return dict(prints)
+    # Looked up by node, never by walking the map: a per-unit envelope costs the same at any
+    # width of run.
+    named = dict.fromkeys(node for r in carried for node in r.nodes or ())
+    return {node: prints[node] for node in named if node in prints}
 
 
 def result_entry(result: TestResult) -> dict[str, Any]:
