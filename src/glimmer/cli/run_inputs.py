@@ -81,6 +81,8 @@ READ_BY = {
     "LogProfile": "glimmer certify render -f",
 }
 
+MAX_INT32 = 2**31 - 1  # the widest integer a saved BurnInRun's spec holds
+
 
 @dataclass(frozen=True)
 class RunFlags:
@@ -250,6 +252,9 @@ def assemble(flags: RunFlags) -> RunInputs:
     """The checked inputs of one run; InputError naming the first thing that is wrong."""
     if flags.max_concurrent is not None and flags.max_concurrent < 1:
         raise InputError(f"--max-concurrent {flags.max_concurrent}: must be 1 or more")
+    if flags.max_concurrent is not None and flags.max_concurrent > MAX_INT32:
+        # spec.maxConcurrentNodes is an int32: a run saved with more could not be read back.
+        raise InputError(f"--max-concurrent {flags.max_concurrent}: must be at most {MAX_INT32}")
     loaded = load_kinds("-f", flags.files, RUN_KINDS) if flags.files else []
     profiles = {item.name: obj for obj, item in of_kind(loaded, BurnInProfile)}
     sources = {item.name: item.source for _, item in of_kind(loaded, BurnInProfile)}
