@@ -85,3 +85,14 @@ def test_a_file_read_by_another_library_is_size_checked_without_reading(tmp_path
         check_size(path, "ca-bundle")
     assert caught.value.message == "file is 5.2 MB, over the 4 MiB budget for a CA bundle"
     check_size(_sparse(tmp_path / "small.pem", 1024), "ca-bundle")  # within: no error
+
+
+def test_an_oversized_certification_result_is_refused_before_it_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _sparse(tmp_path / "result.json", 65 * MiB)
+    assert main(["certify", "report", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {path}: file is 68.2 MB, over the 64 MiB budget for a certification result\n"
+    )

@@ -83,13 +83,14 @@ def read_bounded(stream: BinaryIO, limit: Budget, name: str) -> bytes:
 
 def check_size(path: str | Path, kind: str, name: str | None = None) -> None:
     """Refuse a file over the budget of ``kind`` without reading it: for a file another library
-    reads (a CA bundle handed to the TLS layer)."""
+    or reader opens (a CA bundle handed to the TLS layer). A file that cannot even be looked at
+    is left to that reader, whose error says why in its own words."""
     shown = name if name is not None else str(path)
     limit = budget(kind)
     try:
         size = os.stat(path).st_size
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", Location(file=shown)) from None
+    except OSError:
+        return
     if size > limit.max_bytes:
         raise over_budget(size, limit, shown)
 

@@ -18,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from glimmer.api.budget import check_size
 from glimmer.certify.report_card import render
 from glimmer.certify.sim_certify import certify
 from glimmer.certify.sim_result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
@@ -84,6 +85,7 @@ def report(
     result: Annotated[str, typer.Argument(help="A result saved from `certify run -o json`.")],
 ) -> None:
     """Print the report card of a saved certification result."""
+    check_size(result, "certification-result")  # refused before it is read when oversized
     try:
         doc = json.loads(Path(result).read_text(encoding="utf-8"))
     except OSError as e:
