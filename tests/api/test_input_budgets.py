@@ -12,6 +12,7 @@ from glimmer.api.load import collect_paths
 from glimmer.cli.app import main
 from glimmer.errors import InputError
 from glimmer.fleet.load import read_fleet
+from glimmer.sinks.signing import SigningSecret
 
 
 def _sparse(path: Path, size: int) -> Path:
@@ -96,3 +97,10 @@ def test_an_oversized_certification_result_is_refused_before_it_is_read(
     assert err == (
         f"error: {path}: file is 68.2 MB, over the 64 MiB budget for a certification result\n"
     )
+
+
+def test_an_oversized_signing_secret_is_refused_naming_the_budget(tmp_path: Path) -> None:
+    path = _sparse(tmp_path / "secret", 1 * MiB)
+    with pytest.raises(InputError) as caught:
+        SigningSecret.from_file(path)
+    assert caught.value.message == "file is 1.0 MB, over the 64 KiB budget for a secret"

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from glimmer.api.budget import check_size
 from glimmer.errors import InputError, Location
 
 SIGNATURE_HEADER = "X-Glimmer-Signature"
@@ -33,6 +34,7 @@ class SigningSecret:
     @classmethod
     def from_file(cls, path: Path) -> SigningSecret:
         """The file's content, a trailing newline stripped (as ``echo`` leaves one)."""
+        check_size(path, "secret")  # a secret is bytes, not megabytes: refused before reading
         try:
             raw = path.read_bytes()
         except OSError as e:
