@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import subprocess
+import threading
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 
 from glimmer.sinks.envelope import VERSION
 from glimmer.sinks.prometheus import MAX_RUNS, Exporter
-from glimmer.sinks.serve import EnvelopeSource
+from glimmer.sinks.serve import EnvelopeSource, metrics_server
 
 
 def envelope(uid: str = "u-1", phase: str = "Failed", **extra: Any) -> dict[str, Any]:
@@ -261,3 +263,23 @@ def test_a_folder_source_shows_every_unit_of_envelopes_sent_at_one_instant(
     EnvelopeSource(tmp_path, exporter).refresh()
     out = lines(exporter)
     assert 'burnin_run_tests{namespace="lab",run="run-u-1",phase="Passed"} 2' in out
+
+
+class _Unreadable(EnvelopeSource):
+    def refresh(self) -> None:
+        raise PermissionError(13, "Permission denied")
+
+
+def test_a_source_that_cannot_be_read_still_serves_what_was_read_before(tmp_path: Path) -> None:
+    exporter = Exporter()
+    exporter.observe(envelope(uid="a"))
+    server = metrics_server(exporter, _Unreadable(tmp_path, exporter), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            assert resp.status == 200 and 'run="run-a"' in resp.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -12,6 +12,7 @@ TestCompleted or Checkpoint (which carry only what changed) into the run it show
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +23,8 @@ from glimmer.sinks.directory import entries, read_entry
 from glimmer.sinks.envelope import RUN_PHASE_CHANGED, Envelope
 from glimmer.sinks.jsonl import decode_line
 from glimmer.sinks.prometheus import Exporter
+
+log = logging.getLogger(__name__)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _TERMINAL = frozenset(p.value for p in TERMINAL_PHASES)
@@ -121,7 +124,10 @@ def metrics_server(
                 self._send(404, "text/plain; charset=utf-8", b"not found; try /metrics\n")
                 return
             if source is not None:
-                source.refresh()
+                try:
+                    source.refresh()
+                except OSError as e:  # the source went away or cannot be read for now
+                    log.warning("cannot read %s: %s; serving what was read before", source.path, e)
             self._send(200, CONTENT_TYPE, exporter.exposition().encode())
 
         def _send(self, code: int, ctype: str, body: bytes) -> None:
