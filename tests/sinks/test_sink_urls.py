@@ -113,6 +113,13 @@ def test_a_file_sink_below_a_file_is_refused(tmp_path: Path) -> None:
     assert f"{tmp_path / 'f'} is a file" in str(err.value)
 
 
+@pytest.mark.parametrize("kind", ["file", "dir"])
+def test_a_sink_path_holding_a_nul_is_refused(kind: str) -> None:
+    with pytest.raises(InputError) as err:
+        sinks_from_specs([f"{kind}=out\x00.jsonl"])
+    assert "NUL" in str(err.value)
+
+
 def test_a_sink_state_that_is_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "state").write_text("x")
     with pytest.raises(InputError) as err:
@@ -159,3 +166,21 @@ def test_glimmer_run_refuses_a_sink_that_cannot_work_before_running_anything(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1, err
     assert list(work.iterdir()) == [] and list(folder.iterdir()) == []  # no report, no outbox
+
+
+@given(
+    kind=st.sampled_from(["webhook", "file", "dir", "prometheus", "kafka", "WEBHOOK", ""]),
+    value=st.text(max_size=40),
+)
+def test_any_sink_flag_makes_a_sink_or_an_input_error_naming_the_flag(
+    kind: str, value: str
+) -> None:
+    spec = f"{kind}={value}" if value or kind != "prometheus" else kind
+    try:
+        sinks = sinks_from_specs([spec])
+    except InputError as e:
+        assert f"--sink {spec}" in str(e)
+    else:
+        [sink] = sinks.always
+        assert sink.ident
+        sinks.close()

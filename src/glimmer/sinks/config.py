@@ -58,6 +58,8 @@ def sinks_from_specs(
     """
     if ca_bundle is not None:
         _check_ca(ca_bundle)
+    if state_dir is not None and "\x00" in str(state_dir):
+        raise InputError("--sink-state: a path cannot hold a NUL character")
     if state_dir is not None and state_dir.exists() and not state_dir.is_dir():
         raise InputError(
             "--sink-state: not a folder (the outbox is a folder of its own)",
@@ -88,7 +90,7 @@ def _check_ca(path: Path) -> None:
         )
     try:
         ssl.create_default_context(cafile=str(path))
-    except (OSError, ssl.SSLError) as e:
+    except (OSError, ssl.SSLError, ValueError) as e:  # ValueError: a NUL in the path
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         where = Location(file=str(path))
         raise InputError(f"--sink-ca: not a usable CA bundle: {why}", where) from None
@@ -98,6 +100,8 @@ def _writable(path: Path, where: Location, *, folder: bool) -> Path:
     """``path`` when a file sink (``folder`` False) or a folder sink can be made there; the
     user's input to fix otherwise, refused before anything runs rather than failing every
     delivery of the run."""
+    if "\x00" in str(path):
+        raise InputError("a path cannot hold a NUL character", where)
     if folder and path.exists() and not path.is_dir():
         raise InputError(
             f"{path} is a file; a dir= sink is a folder (or a path to make one)", where
