@@ -97,7 +97,7 @@ def _results(run_json: Path) -> int:
 
 def measure(nodes: int, work: Path) -> Figures:
     fleet = work / "fleet.yaml"
-    _call(["fleet", "generate", "--gpus", str(nodes * GPUS_PER_NODE), "-o", str(fleet)], work)
+    _call(["fleet", "generate", "--gpus", str(nodes * GPUS_PER_NODE), "--out", str(fleet)], work)
     run_json = work / "run.json"
     run = _call(
         [

@@ -7,6 +7,8 @@ import typer
 
 from glimmer import __version__
 from glimmer.cli.app import app, main
+from glimmer.cli.conventions import DEFAULT_SEED, FILE_FLAGS, OUTPUT_FLAGS
+from glimmer.cli.help_style import styled
 
 
 def _command_paths() -> list[list[str]]:
@@ -61,3 +63,45 @@ def test_help_shows_what_to_type_not_python_types(
     out = capsys.readouterr().out
     for python_type in ("<bool>", "<str>", "<int>", "<float>", "<list[", "<path>"):
         assert python_type not in out
+
+
+def _options() -> list[tuple[str, Any]]:
+    """Every option of every command, with the command's path."""
+    found: list[tuple[str, Any]] = []
+
+    def walk(command: Any, prefix: str) -> None:
+        for param in command.params:
+            if getattr(param, "param_type_name", "") == "option":
+                found.append((prefix, param))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{prefix} {name}".strip())
+
+    walk(styled(app), "")
+    return found
+
+
+def test_dash_f_is_always_file_and_dash_o_always_output() -> None:
+    meaning = dict(zip(("-f", "-o"), (FILE_FLAGS[0], OUTPUT_FLAGS[0]), strict=True))
+    wrong = [
+        f"glimmer {path}: {short} is {param.opts}"
+        for path, param in _options()
+        for short, long in meaning.items()
+        if short in param.opts and long not in param.opts
+    ]
+    assert not wrong
+
+
+def test_output_always_names_a_format_never_a_path() -> None:
+    # `-o json` must never write a file called json: --output is a choice of formats.
+    paths = [
+        f"glimmer {path}: {param.opts}"
+        for path, param in _options()
+        if OUTPUT_FLAGS[0] in param.opts and "|" not in (param.metavar or "")
+    ]
+    assert not paths
+
+
+def test_every_seed_flag_defaults_to_the_one_seed() -> None:
+    seeds = {path: param.default for path, param in _options() if "--seed" in param.opts}
+    assert {"run", "schedule run", "certify run"} <= set(seeds)
+    assert set(seeds.values()) == {DEFAULT_SEED}

@@ -24,7 +24,7 @@ NODES = 12
 
 def _strip(tmp_path: Path) -> Path:
     out = tmp_path / "acceptance-bare.yaml"
-    assert main(["baseline", "strip", "--profile", "acceptance", "-o", str(out)]) == 0
+    assert main(["baseline", "strip", "--profile", "acceptance", "--out", str(out)]) == 0
     return out
 
 
@@ -76,7 +76,7 @@ def test_derive_writes_a_profile_that_lints_clean(
 ) -> None:
     out = tmp_path / "acceptance-pinned.yaml"
     code = main(
-        ["baseline", "derive", str(baseline_run), "--profile", "acceptance", "-o", str(out)]
+        ["baseline", "derive", str(baseline_run), "--profile", "acceptance", "--out", str(out)]
     )
     assert code == 0
     said = capsys.readouterr().err
@@ -99,7 +99,7 @@ def test_derive_reads_yaml_runs_and_takes_a_profile_file(
     as_yaml.write_text(dump_yaml([runs[0].obj]), encoding="utf-8")
     profile_file = _strip(tmp_path)
     out = tmp_path / "pinned.yaml"
-    argv = ["baseline", "derive", str(as_yaml), "--profile", str(profile_file), "-o", str(out)]
+    argv = ["baseline", "derive", str(as_yaml), "--profile", str(profile_file), "--out", str(out)]
     flags = ["--k", "8", "--min-samples", "3", "--min-margin-pct", "2.5", "--whole-fleet"]
     assert main([*argv, *flags]) == 0
     text = out.read_text(encoding="utf-8")
@@ -114,7 +114,7 @@ def test_derive_refuses_a_run_that_is_not_a_baseline(
     path = tmp_path / "certify-1.json"
     path.write_text(dump_json([run]), encoding="utf-8")
     capsys.readouterr()
-    code = main(["baseline", "derive", str(path), "--profile", "acceptance", "-o", "x.yaml"])
+    code = main(["baseline", "derive", str(path), "--profile", "acceptance", "--out", "x.yaml"])
     assert code == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {path}") and "BurnInRun certify-1 is not a baseline run" in err
@@ -124,13 +124,12 @@ def test_derive_refuses_a_run_that_is_not_a_baseline(
 def test_derive_refuses_an_unknown_profile_and_a_file_without_runs(
     baseline_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["baseline", "derive", str(baseline_run), "--profile", "nope", "-o", "-"]
+    argv = ["baseline", "derive", str(baseline_run), "--profile", "nope", "--out", "-"]
     assert main(argv) == 2
     assert "unknown profile 'nope'" in capsys.readouterr().err
     profile_only = _strip(tmp_path)
-    assert (
-        main(["baseline", "derive", str(profile_only), "--profile", "acceptance", "-o", "-"]) == 2
-    )
+    argv = ["baseline", "derive", str(profile_only), "--profile", "acceptance", "--out", "-"]
+    assert main(argv) == 2
     assert "no BurnInRun in the files given" in capsys.readouterr().err
 
 
@@ -138,7 +137,7 @@ def test_derive_to_stdout_and_exclude_a_node(
     baseline_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     node = "hgx-su000-node-0000"
-    argv = ["baseline", "derive", str(baseline_run), "-p", "acceptance", "-o", "-"]
+    argv = ["baseline", "derive", str(baseline_run), "-p", "acceptance", "--out", "-"]
     assert main([*argv, "--exclude", node]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# Derived by `glimmer baseline derive`")
@@ -152,7 +151,7 @@ def test_derive_refuses_a_file_flag_that_holds_nothing_rather_than_use_a_built_i
     empty.write_text("# the profile was meant to be here\n", encoding="utf-8")
     out = tmp_path / "derived.yaml"
     argv = ["baseline", "derive", str(baseline_run), "--profile", "acceptance"]
-    assert main([*argv, "--file", str(empty), "-o", str(out)]) == 2
+    assert main([*argv, "--file", str(empty), "--out", str(out)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
         f"error: {empty}: holds no glimmer resource (no document at all: empty or comments only)"

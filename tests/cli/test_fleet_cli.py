@@ -24,7 +24,7 @@ def test_validate_a_builtin(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_validate_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "validate", "-f", "hgx-fixture", "--output", "json")
+    code, out, _ = run(capsys, "validate", "--fleet", "hgx-fixture", "--output", "json")
     doc = json.loads(out)
     assert code == 0 and doc["valid"] is True and doc["nvlinkEdges"] == 144
 
@@ -73,11 +73,11 @@ def test_topology_reach(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_topology_exports(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "topology", "-f", "hgx-fixture", "--output", "json")
+    code, out, _ = run(capsys, "topology", "--fleet", "hgx-fixture", "--output", "json")
     assert code == 0 and len(json.loads(out)["nvlinkEdges"]) == 144
-    code, out, _ = run(capsys, "topology", "-f", "hgx-fixture", "--output", "dot", "--gpus")
+    code, out, _ = run(capsys, "topology", "--fleet", "hgx-fixture", "--output", "dot", "--gpus")
     assert code == 0 and out.startswith('graph "hgx-fixture"')
-    code, out, _ = run(capsys, "topology", "-f", "ai-factory")
+    code, out, _ = run(capsys, "topology", "--fleet", "ai-factory")
     assert code == 0 and "domain:site-a/nvl-a/domain-a" in out
 
 
@@ -85,7 +85,7 @@ def test_generate_writes_a_file_that_validates(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     target = tmp_path / "f.yaml"
-    code, _, _ = run(capsys, "generate", "--gpus", "144", "--shape", "nvl72", "-o", str(target))
+    code, _, _ = run(capsys, "generate", "--gpus", "144", "--shape", "nvl72", "--out", str(target))
     assert code == 0 and target.exists()
     code, out, _ = run(capsys, "validate", "--fleet", str(target), "--output", "json")
     assert code == 0 and json.loads(out)["gpus"] == 144
@@ -105,7 +105,7 @@ def test_list_builtins(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _generated(tmp_path: Path, faults: str) -> Path:
     out = tmp_path / "fleet.yaml"
-    assert main(["fleet", "generate", "--gpus", "16", "--shape", "hgx", "-o", str(out)]) == 0
+    assert main(["fleet", "generate", "--gpus", "16", "--shape", "hgx", "--out", str(out)]) == 0
     out.write_text(out.read_text() + faults)
     return out
 

@@ -110,8 +110,8 @@ RUN_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "pair-fai
 @pytest.mark.parametrize(
     ("target", "says"),
     [
-        ("afile", "error: report folder afile: is a file, not a folder"),
-        ("afile/out", "error: report folder afile/out: cannot be created: afile is a file"),
+        ("afile", "error: --output-dir afile: is a file, not a folder"),
+        ("afile/out", "error: --output-dir afile/out: cannot be created: afile is a file"),
     ],
 )
 def test_glimmer_report_into_a_file_is_one_line_and_writes_nothing(

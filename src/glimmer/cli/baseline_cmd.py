@@ -45,9 +45,7 @@ FilesOpt = Annotated[
     list[str] | None,
     typer.Option("--file", "-f", help="Tests and profiles (YAML/JSON); repeatable."),
 ]
-OutOpt = Annotated[
-    str, typer.Option("--output", "-o", help="Where to write the YAML ('-': stdout).")
-]
+OutOpt = Annotated[str, typer.Option("--out", help="Where to write the YAML ('-': stdout).")]
 
 
 def _tests_of(loaded: list[Loaded]) -> dict[str, BurnInTestSpec]:

@@ -40,7 +40,6 @@ FleetOpt = Annotated[
     str,
     typer.Option(
         "--fleet",
-        "-f",
         help="Built-in fleet name (ai-factory, hgx-1k …) or a Fleet YAML/JSON file.",
     ),
 ]
@@ -306,7 +305,7 @@ def generate_cmd(
     gpus: Annotated[int, typer.Option("--gpus", help="At least this many GPUs.")],
     shape: Annotated[str, typer.Option("--shape", help="pcie, hgx or nvl72.")] = "hgx",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")
+        Path | None, typer.Option("--out", help="Write to this file (default: stdout).")
     ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="Fleet name (the seed); default <shape>-<gpus>.")

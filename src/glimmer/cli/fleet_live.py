@@ -43,7 +43,7 @@ def _sim(fleet: str, faults: list[str], noise: bool) -> FleetSim:
     return FleetSim(load_topology(fleet), [from_spec(f) for f in specs], noise=noise)
 
 
-FleetOpt = Annotated[str, typer.Option("--fleet", "-f", help=FLEET_HELP)]
+FleetOpt = Annotated[str, typer.Option("--fleet", help=FLEET_HELP)]
 FaultOpt = Annotated[list[str] | None, typer.Option("--fault", help=FAULT_HELP)]
 NoiseOpt = Annotated[
     bool, typer.Option("--noise/--no-noise", help="Seeded measurement noise on gauges.")
