@@ -41,3 +41,16 @@ def test_without_a_folder_the_outbox_is_memory_only() -> None:
     box = Outbox()
     box.put("hook", an_envelope())
     assert box.has("hook") and not box.has("file") and box.path is None
+
+
+def test_a_body_announced_again_unchanged_does_not_grow_the_log(tmp_path: Path) -> None:
+    box = Outbox(tmp_path)
+    env = an_envelope("Failed")
+    box.put("hook", env)
+    size = (tmp_path / FILENAME).stat().st_size
+    box.put("hook", {**env, "sentAt": "2026-09-01T00:05:00Z"})  # the same verdict, later
+    assert (tmp_path / FILENAME).stat().st_size == size
+    assert Outbox(tmp_path).owed("hook")[0]["deliveryId"] == env["deliveryId"]
+    box.put("hook", {**env, "phase": "Error"})  # says something new: recorded
+    assert (tmp_path / FILENAME).stat().st_size > size
+    assert Outbox(tmp_path).owed("hook")[0]["phase"] == "Error"

@@ -21,6 +21,11 @@ FILENAME = "outbox.jsonl"
 _COMPACT_AFTER = 256  # history records tolerated before the log is rewritten
 
 
+def _same_but_sent_at(a: Envelope, b: Envelope) -> bool:
+    """Two bodies of one delivery that differ at most in when they were built."""
+    return a.keys() == b.keys() and all(a[k] == b[k] for k in a if k != "sentAt")
+
+
 class Outbox:
     """Pending envelopes by sink, then by deliveryId, each sink's oldest first. Every
     operation a delivery makes (owe one, take the oldest, mark one done) costs the same however
@@ -61,7 +66,13 @@ class Outbox:
 
     def put(self, sink: str, envelope: Envelope) -> None:
         """Owe ``envelope`` to ``sink`` (replacing an older body of the same delivery)."""
-        self._owe(sink, str(envelope["deliveryId"]), envelope)
+        delivery_id = str(envelope["deliveryId"])
+        before = self._pending.get(sink, {}).get(delivery_id)
+        self._owe(sink, delivery_id, envelope)
+        if before is not None and _same_but_sent_at(before, envelope):
+            # A terminal envelope announced again says what the log already holds: keep the log
+            # from growing by a whole run at every announcement.
+            return
         self._append({"op": "put", "sink": sink, "envelope": envelope})
 
     def _owe(self, sink: str, delivery_id: str, envelope: Envelope) -> None:
