@@ -5,6 +5,8 @@ Each category box shows status, duration, nodes per job, jobs and MNNVL; for col
 largest message size's bandwidth and every group's measured figure beside its expectation and
 verdict; for training the goodput lines; then failed groups (reasons cut to the box) and the
 failed nodes with their reasons in full (wrapped, never cut: the reason is the evidence).
+The card is ``WIDTH`` columns wide unless a narrower width is asked for (a terminal's), down to
+``MIN_WIDTH``: boxes wider than the terminal would be broken by it line by line.
 """
 
 from __future__ import annotations
@@ -14,20 +16,33 @@ import textwrap
 from glimmer.certify.sim_result import CategoryResult, CertResult, GroupRun, runtime_text
 
 WIDTH = 100
-INNER = WIDTH - 4
+MIN_WIDTH = 60
+BORDER = 4  # "│ " and " │"
 
 
-def _box(title: str, lines: list[str]) -> list[str]:
-    top = f"┌─ {title} " + "─" * max(WIDTH - len(title) - 5, 0) + "┐"
-    body = [f"│ {line[:INNER]:<{INNER}} │" for line in lines]
-    return [top, *body, "└" + "─" * (WIDTH - 2) + "┘"]
+def _box(title: str, lines: list[str], width: int) -> list[str]:
+    inner = width - BORDER
+    top = f"┌─ {title} " + "─" * max(width - len(title) - 5, 0) + "┐"
+    body = [f"│ {line[:inner]:<{inner}} │" for line in lines]
+    return [top, *body, "└" + "─" * (width - 2) + "┘"]
 
 
-def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     # Never split a host name at its hyphen: a wrapped name would not be found by grep.
     return textwrap.wrap(
-        text, INNER, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+        text, width - BORDER, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
     )
+
+
+def _cut(text: str, width: int) -> str:
+    """One line cut to the box between words, marked with an ellipsis (§8: failed groups'
+    reasons are truncated; the failed nodes below carry them in full)."""
+    inner = width - BORDER
+    if len(text) <= inner:
+        return text
+    head = text[: inner - 1]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > inner // 2 else head).rstrip() + "…"
 
 
 def _size(n: int) -> str:
@@ -55,7 +70,7 @@ def _group_line(g: GroupRun) -> str:
     return text
 
 
-def _category(c: CategoryResult) -> list[str]:
+def _category(c: CategoryResult, width: int) -> list[str]:
     mnnvl = "" if c.mnnvl is None else f"   MNNVL: {'Enabled' if c.mnnvl else 'Disabled'}"
     jobs = len(c.groups) + (c.isolation.jobs if c.isolation else 0)
     lines = [
@@ -92,23 +107,24 @@ def _category(c: CategoryResult) -> list[str]:
     failed = [g for g in c.groups if not g.passed]
     if failed:
         lines.append("Failed groups:")
-        lines += [f"  {g.name} ({len(g.nodes)} nodes): {g.reason}"[:INNER] for g in failed]
+        lines += [_cut(f"  {g.name} ({len(g.nodes)} nodes): {g.reason}", width) for g in failed]
     if c.isolation:
         iso = c.isolation
-        lines.append(f"Isolation: {iso.rounds} rounds, {iso.jobs} jobs: {iso.message}")
+        lines += _wrap(f"Isolation: {iso.rounds} rounds, {iso.jobs} jobs: {iso.message}", width)
         lines += [f"  infrastructure fault: {f}" for f in iso.infrastructure]
     if c.failed_nodes:
         lines.append("Failed nodes:")
         for f in c.failed_nodes:
             text = f"{f.name} ({f.reason}): {f.message}"
-            lines += _wrap(text, "  ", "      ")
+            lines += _wrap(text, width, "  ", "      ")
     if c.failure_reason:
-        lines += _wrap(f"Reason: {c.failure_reason}")
-    return _box(c.ref, lines)
+        lines += _wrap(f"Reason: {c.failure_reason}", width)
+    return _box(c.ref, lines, width)
 
 
-def render(r: CertResult) -> str:
-    """The whole card as text."""
+def render(r: CertResult, width: int = WIDTH) -> str:
+    """The whole card as text, ``width`` columns wide (at least ``MIN_WIDTH``)."""
+    width = max(width, MIN_WIDTH)
     excluded = f" ({len(r.excluded_nodes)} excluded)" if r.excluded_nodes else ""
     head = [
         f"Name: {r.name}",
@@ -116,18 +132,20 @@ def render(r: CertResult) -> str:
         f"GPU: {r.gpu}   Nodes: {r.total_nodes}{excluded}",
     ]
     if r.faults:
-        head += _wrap(f"Planted faults: {', '.join(r.faults)}", "", "  ")
+        head += _wrap(f"Planted faults: {', '.join(r.faults)}", width, "", "  ")
     if r.exclusion_reason:
-        head += _wrap(f"Excluded: {r.exclusion_reason}: {', '.join(r.excluded_nodes)}")
-    out = _box("Certification Report", head)
+        head += _wrap(f"Excluded: {r.exclusion_reason}: {', '.join(r.excluded_nodes)}", width)
+    out = _box("Certification Report", head, width)
     for c in r.categories:
-        out += _category(c)
+        out += _category(c, width)
     passed = sum(1 for c in r.categories if c.passed)
     failed = r.failed_nodes
     summary = [
         f"Categories: {passed}/{len(r.categories)} passed",
-        *_wrap(f"Failed Nodes: {len(failed)}" + (f" ({', '.join(failed)})" if failed else "")),
+        *_wrap(
+            f"Failed Nodes: {len(failed)}" + (f" ({', '.join(failed)})" if failed else ""), width
+        ),
         f"Result: {r.result}",
     ]
-    out += _box("Summary", summary)
+    out += _box("Summary", summary, width)
     return "\n".join(out) + "\n"

@@ -19,12 +19,12 @@ from typing import Annotated
 import typer
 
 from glimmer.api.budget import check_size
-from glimmer.certify.report_card import render
+from glimmer.certify.report_card import WIDTH, render
 from glimmer.certify.sim_certify import certify
 from glimmer.certify.sim_result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
 from glimmer.certify.sim_spec import load_certification
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
-from glimmer.cli.output import print_json
+from glimmer.cli.output import console, print_json
 from glimmer.errors import InputError, Location
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
 from glimmer.fleet.load import load_topology
@@ -77,8 +77,16 @@ def run(
     if output is Output.JSON:
         print_json(to_doc(result))
     else:
-        typer.echo(render(result), nl=False)
+        typer.echo(render(result, card_width()), nl=False)
     raise typer.Exit(_exit_code(result))
+
+
+def card_width() -> int:
+    """The report card's width: the terminal's when it is narrower than the card, else the
+    card's own (off a terminal, as in a CI log, the card is never narrowed)."""
+    if console.is_terminal:
+        return min(WIDTH, console.width)
+    return WIDTH
 
 
 def report(
@@ -95,7 +103,7 @@ def report(
     except json.JSONDecodeError as e:
         raise InputError(f"{NOT_A_RESULT}: not JSON ({e})", Location(file=result)) from None
     got = from_doc(doc, result)
-    typer.echo(render(got), nl=False)
+    typer.echo(render(got, card_width()), nl=False)
     raise typer.Exit(_exit_code(got))
 
 

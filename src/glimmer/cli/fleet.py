@@ -19,6 +19,7 @@ from glimmer.api.fleet import Fleet
 from glimmer.api.fleet_load import LoadedFleet
 from glimmer.api.load import Loaded
 from glimmer.cli import fleet_live
+from glimmer.cli.layout import print_fitted
 from glimmer.cli.output import console, print_json
 from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet import faultspec
@@ -209,14 +210,14 @@ def show(
             racks,
             str(p["firstHost"]),
         )
-    console.print(table)
+    print_fitted(console, table)
     if nodes:
         nt = Table("hostname", "pool", "rack", "slot", "GPUs", "ip", box=box.SIMPLE)
         for n in topo.nodes:
             nt.add_row(
                 n.hostname, n.pool, topo.racks[n.rack].key, str(n.slot), str(n.gpu_count), n.ip
             )
-        console.print(nt)
+        print_fitted(console, nt)
 
 
 def _reach(topo: Topology, key: str) -> dict[str, Any]:
@@ -292,12 +293,12 @@ def topology(
         )
     if len(topo.domains) > 200:
         dt.caption = f"… and {len(topo.domains) - 200} more (use --output json)"
-    console.print(dt)
+    print_fitted(console, dt)
     ft = Table("fabric", "role", "switches", "cables", "NIC ports", box=box.SIMPLE, title="Fabrics")
     for f in topo.fabrics:
         ports = sum(1 for n in topo.nodes for c in n.nics if c.fabric == f.name)
         ft.add_row(f.key, f.role, str(len(f.switches)), str(len(f.links)), str(ports))
-    console.print(ft)
+    print_fitted(console, ft)
 
 
 @fleet_app.command("generate")

@@ -15,7 +15,7 @@ from rich.table import Table
 from glimmer.api.dump import to_wire
 from glimmer.api.pinned import PlanDocument
 from glimmer.api.run import BurnInRun
-from glimmer.cli.layout import wide
+from glimmer.cli.layout import print_fitted
 from glimmer.cli.run_evidence import GATE_SYMBOL
 from glimmer.plan.decision import Refused, StartDecision
 from glimmer.plan.env import execution_duration
@@ -98,7 +98,7 @@ def render_plan(console: Console, run: BurnInRun, decision: StartDecision) -> No
             "yes" if test.required else "no",
             "; ".join(_gates(plan, i)) or "-",
         )
-    wide(console).print(table)
+    print_fitted(console, table)
     first = first_execution(plan, run.metadata.namespace or "default")
     if first is not None:
         _first(console, first)

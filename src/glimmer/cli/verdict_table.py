@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from glimmer.api.run import BurnInRun
-from glimmer.cli.layout import wide
+from glimmer.cli.layout import fits, wide
 from glimmer.cli.run_evidence import (
     Finding,
     cell_message,
@@ -41,7 +40,6 @@ PHASE_STYLE = {
     Phase.PENDING: "dim",
 }
 CELL_MESSAGE_CHARS = 48
-UNBOUNDED = 10_000
 # Above this many rows, nodes where every unit passed fold into one row.
 MAX_ROWS = 30
 
@@ -143,9 +141,7 @@ def narrow_verdict_table(run: BurnInRun) -> Table:
 def fitting_verdict_table(console: Console, run: BurnInRun) -> Table:
     """The test matrix when it fits ``console`` at its natural width, else the narrow form."""
     table = verdict_table(run)
-    # Measured on an unbounded page: the measurement is otherwise clamped to the console.
-    natural = Measurement.get(console, console.options.update_width(UNBOUNDED), table).maximum
-    if natural <= console.width:
+    if fits(console, table):
         return table
     return narrow_verdict_table(run)
 
