@@ -104,3 +104,14 @@ def test_an_oversized_signing_secret_is_refused_naming_the_budget(tmp_path: Path
     with pytest.raises(InputError) as caught:
         SigningSecret.from_file(path)
     assert caught.value.message == "file is 1.0 MB, over the 64 KiB budget for a secret"
+
+
+def test_a_path_holding_a_nul_is_bad_input_not_a_value_error() -> None:
+    # argv cannot carry a NUL, but a Python caller or a path built from a document can.
+    with pytest.raises(InputError) as caught:
+        check_size("ca\x00.pem", "ca-bundle")
+    assert caught.value.message == "a path cannot hold a NUL character"
+    assert str(caught.value) == "'ca\\x00.pem': a path cannot hold a NUL character"
+    with pytest.raises(InputError) as caught:
+        read_text("fleet\x00.yaml", "fleet")
+    assert caught.value.message == "a path cannot hold a NUL character"

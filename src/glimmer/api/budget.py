@@ -39,7 +39,14 @@ BUDGETS: dict[str, Budget] = {
     "resource-yaml": Budget("a YAML resource file", 64 * MiB),
     "fleet": Budget("a Fleet", 16 * MiB),
     "certification-result": Budget("a certification result", 64 * MiB),
-    "sink-envelope": Budget("a sink outbox envelope", 512 * MiB),
+    # One envelope (a folder sink's entry, its parts joined): the terminal envelope of a
+    # 10,000-node run, which carries every result, is about 50 MB.
+    "sink-envelope": Budget("a sink envelope", 512 * MiB),
+    # A whole sink log (the outbox's outbox.jsonl, a file= sink read back): a 10,000-node run
+    # writes about 103 MB (smoke) to 150 MB (acceptance) to a file= sink, and as much to the
+    # outbox against a dead webhook. Both logs append run after run, so the budget holds several
+    # such runs (7 of the largest); past it, flush the outbox or rotate the file.
+    "sink-log": Budget("a sink log", 1024 * MiB),
     "ca-bundle": Budget("a CA bundle", 4 * MiB),
     "secret": Budget("a secret", 64 * KiB),
 }
@@ -89,6 +96,8 @@ def check_size(path: str | Path, kind: str, name: str | None = None) -> None:
     limit = budget(kind)
     try:
         size = os.stat(path).st_size
+    except ValueError:  # a NUL in the path: no file can be named so
+        raise InputError("a path cannot hold a NUL character", Location(file=repr(shown))) from None
     except OSError:
         return
     if size > limit.max_bytes:
@@ -111,6 +120,8 @@ def read_bytes(path: str | Path, kind: str, name: str | None = None) -> bytes:
             return read_bounded(stream, limit, shown)
     except IsADirectoryError:
         raise InputError("is a folder, not a file", Location(file=shown)) from None
+    except ValueError:  # a NUL in the path, as in check_size
+        raise InputError("a path cannot hold a NUL character", Location(file=repr(shown))) from None
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", Location(file=shown)) from None
 

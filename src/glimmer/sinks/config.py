@@ -17,6 +17,7 @@ import ssl
 from collections.abc import Sequence
 from pathlib import Path
 
+from glimmer.api.budget import check_size, read_text
 from glimmer.api.k8s import SecretKeySelector
 from glimmer.api.sink import BurnInSink, SinkType, webhook_url_problem
 from glimmer.errors import InputError, Location
@@ -88,6 +89,7 @@ def _check_ca(path: Path) -> None:
         raise InputError(
             "--sink-ca: a folder, not a CA bundle (give the PEM file)", Location(file=str(path))
         )
+    check_size(path, "ca-bundle")  # refused before the TLS layer reads it whole
     try:
         ssl.create_default_context(cafile=str(path))
     except (OSError, ssl.SSLError, ValueError) as e:  # ValueError: a NUL in the path
@@ -187,11 +189,15 @@ class _Shared:
             folder = base / ref.name
             if not folder.is_dir():
                 raise DeliveryError(f"Secret {ref.name!r} not found", permanent=True)
+            path = folder / ref.key
+            if not path.is_file():
+                raise DeliveryError(f"Secret {ref.name!r} has no key {ref.key!r}", permanent=True)
             try:
-                value = (folder / ref.key).read_text().strip()
-            except OSError as e:
+                # Within the budget of a secret, and UTF-8 text, or refused (a header is text).
+                value = read_text(path, "secret").strip()
+            except InputError as e:
                 raise DeliveryError(
-                    f"Secret {ref.name!r} has no key {ref.key!r}", permanent=True
+                    f"Secret {ref.name!r} key {ref.key!r}: {e.message}", permanent=True
                 ) from e
             if not value:
                 raise DeliveryError(f"Secret {ref.name!r} key {ref.key!r} is empty", permanent=True)

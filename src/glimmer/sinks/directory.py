@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from glimmer.api.budget import budget, over_budget
 from glimmer.sinks.envelope import Envelope
 from glimmer.sinks.errors import DeliveryError
 
@@ -72,7 +73,15 @@ def entries(root: Path) -> dict[str, list[Path]]:
 
 def read_entry(paths: list[Path]) -> Envelope | None:
     """The envelope stored in ``paths`` (one file, or parts in order); None when it is not one
-    (a foreign file, a part deleted meanwhile)."""
+    (a foreign file, a part deleted meanwhile). One over the budget of a sink envelope, all
+    its parts together, is refused (InputError) before it is read."""
+    limit = budget("sink-envelope")
+    try:
+        size = sum(p.stat().st_size for p in paths)
+    except OSError:
+        return None
+    if size > limit.max_bytes:
+        raise over_budget(size, limit, str(paths[0]))
     try:
         value: Any = json.loads(b"".join(p.read_bytes() for p in paths))
     except (OSError, ValueError):
@@ -112,7 +121,7 @@ class DirectorySink:
         try:
             held = self._load()
             before = held.get(key)
-            if before is not None and _joined(before) == body:
+            if before is not None and _same(before, body):
                 return  # identical: nothing to do (idempotent)
             pieces = self._pieces(key, body)
             if before is not None:
@@ -183,11 +192,15 @@ class DirectorySink:
             self._used[path.parent] = max(0, self._used.get(path.parent, 0) - len(path.name) - size)
 
 
-def _joined(paths: list[Path]) -> bytes | None:
+def _same(paths: list[Path], body: bytes) -> bool:
+    """Whether the entry in ``paths`` holds exactly ``body``. Sizes are compared first, so an
+    entry is read only when it is as big as the body (never a foreign file of any size)."""
     try:
-        return b"".join(p.read_bytes() for p in paths)
+        if sum(p.stat().st_size for p in paths) != len(body):
+            return False
+        return b"".join(p.read_bytes() for p in paths) == body
     except OSError:
-        return None
+        return False
 
 
 def _usage(shard: Path) -> int:

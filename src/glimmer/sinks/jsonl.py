@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from glimmer.api.budget import check_size
 from glimmer.sinks.envelope import Envelope
 from glimmer.sinks.errors import DeliveryError
 
@@ -43,7 +44,9 @@ class JsonlSink:
 
 
 def read_jsonl(path: Path) -> Iterator[Envelope]:
-    """Every complete envelope line of ``path`` in order (a torn or foreign line is skipped)."""
+    """Every complete envelope line of ``path`` in order (a torn or foreign line is skipped).
+    A file over the budget of a sink log is refused (InputError) before it is read."""
+    check_size(path, "sink-log")
     with path.open("rb") as f:
         for line in f:
             envelope = decode_line(line)

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from glimmer.api.budget import check_size
 from glimmer.sinks.envelope import Envelope
 
 FILENAME = "outbox.jsonl"
@@ -99,6 +100,9 @@ class Outbox:
         return True
 
     def _replay(self, path: Path) -> None:
+        # Refused at start, naming the budget, rather than read into memory whole: past it,
+        # ``glimmer sink flush`` the outbox (or remove it) before the next run.
+        check_size(path, "sink-log")
         with path.open("rb") as f:
             for line in f:
                 try:

@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from glimmer.api.budget import budget, check_size, over_budget
 from glimmer.contract.vocab import TERMINAL_PHASES
+from glimmer.errors import InputError
 from glimmer.sinks.directory import entries, read_entry
 from glimmer.sinks.envelope import RUN_PHASE_CHANGED, Envelope
 from glimmer.sinks.jsonl import decode_line
@@ -46,6 +48,8 @@ class EnvelopeSource:
     """Feeds ``exporter`` from a JSONL file or a folder sink, a little more at each refresh."""
 
     def __init__(self, path: Path, exporter: Exporter) -> None:
+        if path.is_file():
+            check_size(path, "sink-log")  # refused at start, not at the first scrape
         self.path = path
         self.exporter = exporter
         self._offset = 0
@@ -78,9 +82,12 @@ class EnvelopeSource:
                 self.exporter.forget(uid)
             self._shown.clear()
             self._offset, self._tail = 0, b""
+        limit = budget("sink-log")
+        if size - self._offset > limit.max_bytes:  # never more than a budget read at once
+            raise over_budget(size, limit, str(self.path))
         with self.path.open("rb") as f:
             f.seek(self._offset)
-            chunk = f.read()
+            chunk = f.read(size - self._offset)  # what grew since is read at the next scrape
         self._offset += len(chunk)
         data = self._tail + chunk
         lines = data.split(b"\n")
@@ -128,6 +135,8 @@ def metrics_server(
                     source.refresh()
                 except OSError as e:  # the source went away or cannot be read for now
                     log.warning("cannot read %s: %s; serving what was read before", source.path, e)
+                except InputError as e:  # grown past its budget, or a foreign entry too big
+                    log.warning("%s; serving what was read before", e)
             self._send(200, CONTENT_TYPE, exporter.exposition().encode())
 
         def _send(self, code: int, ctype: str, body: bytes) -> None:

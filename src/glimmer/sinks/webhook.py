@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from glimmer.api.budget import check_size
 from glimmer.sinks.envelope import Envelope
 from glimmer.sinks.errors import DeliveryError
 from glimmer.sinks.signing import SIGNATURE_HEADER, SigningSecret, sign
@@ -47,6 +48,7 @@ def _verify(ca_bundle: Path | None, insecure: bool, url: str) -> ssl.SSLContext 
         log.warning("TLS verification is OFF for webhook %s (insecureSkipVerify)", url)
         return False
     if ca_bundle is not None:
+        check_size(ca_bundle, "ca-bundle")  # refused before the TLS layer reads it whole
         return ssl.create_default_context(cafile=str(ca_bundle))
     return True
 
