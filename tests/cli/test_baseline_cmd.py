@@ -154,6 +154,44 @@ def test_derive_refuses_a_file_flag_that_holds_nothing_rather_than_use_a_built_i
     assert main([*argv, "--file", str(empty), "--out", str(out)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
-        f"error: {empty}: holds no glimmer resource (no document at all: empty or comments only)"
+        f"error: {empty}: --file: holds no BurnInTest or BurnInProfile (no document at all: "
+        "empty or comments only)"
     )
     assert not out.exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+CERTIFICATION = REPO / "tests" / "certify" / "catalog" / "samples" / "certification-h100.yaml"
+FLEET = REPO / "src" / "glimmer" / "data" / "fleets" / "hgx-fixture.yaml"
+
+
+@pytest.mark.parametrize("command", ["strip", "derive"])
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        (None, "--file: holds no BurnInTest or BurnInProfile (no document at all"),
+        (CERTIFICATION, "--file takes BurnInTest or BurnInProfile, not a Certification"),
+        (FLEET, "--file takes BurnInTest or BurnInProfile, not a Fleet"),
+    ],
+    ids=["empty", "certification", "fleet"],
+)
+def test_baseline_refuses_a_file_that_holds_no_test_or_profile_naming_what_it_holds(
+    baseline_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    given: Path | None,
+    words: str,
+) -> None:
+    # Before, such a file was read for nothing and the built-in profile was used instead.
+    if given is None:
+        given = tmp_path / "empty.yaml"
+        given.write_text("", encoding="utf-8")
+    out = tmp_path / "out.yaml"
+    runs = [str(baseline_run)] if command == "derive" else []
+    argv = ["baseline", command, *runs, "-p", "acceptance", "--file", str(given)]
+    assert main([*argv, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"error: {given}") and words in line
+    assert "Traceback" not in captured.err and not out.exists()

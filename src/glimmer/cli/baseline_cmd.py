@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 
 from glimmer.api.dump import dump_yaml
-from glimmer.api.load import Loaded, load_paths, of_kind, silent_files
+from glimmer.api.load import Loaded, load_paths, of_kind
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTest, BurnInTestSpec
@@ -26,7 +26,8 @@ from glimmer.baseline.rules import DEFAULT_K, DEFAULT_MIN_MARGIN, DEFAULT_MIN_SA
 from glimmer.baseline.suite import Suite, thresholdless
 from glimmer.baseline.write import render
 from glimmer.cli.output import err_console
-from glimmer.errors import InputError, InputErrors, Location
+from glimmer.cli.run_inputs import load_kinds
+from glimmer.errors import InputError, Location
 from glimmer.plan.builtin import builtin_profile_names, profile_or_builtin
 
 baseline_app = typer.Typer(
@@ -54,10 +55,9 @@ def _tests_of(loaded: list[Loaded]) -> dict[str, BurnInTestSpec]:
 
 def _suite(profile: str, files: list[str]) -> Suite:
     """The profile named (or the one profile in the file named) and the tests it can use."""
-    loaded = load_paths(files) if files else []
-    silent = silent_files(files, loaded, [])
-    if silent:  # a --file that said nothing must not fall back to a built-in profile quietly
-        raise InputErrors(silent)
+    # A --file that says nothing read here (empty, a Certification, a Fleet) is refused naming
+    # what it holds: it must not fall back to a built-in profile quietly.
+    loaded = load_kinds("--file", files, (BurnInTest, BurnInProfile)) if files else []
     profiles = {item.name: p for p, item in of_kind(loaded, BurnInProfile)}
     if profile not in profiles and Path(profile).is_file():
         own = load_paths([profile])
