@@ -105,3 +105,29 @@ def test_every_seed_flag_defaults_to_the_one_seed() -> None:
     seeds = {path: param.default for path, param in _options() if "--seed" in param.opts}
     assert {"run", "schedule run", "certify run"} <= set(seeds)
     assert set(seeds.values()) == {DEFAULT_SEED}
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["nope"], "error: glimmer: No such command 'nope'."),
+        (["run", "-o", "xml"], "error: glimmer run: Invalid value for '--output' / '-o'"),
+        (["run", "--max-concurrent", "abc"], "error: glimmer run: Invalid value for"),
+        (["fleet", "serve"], "error: glimmer fleet serve: Missing option '--fleet'."),
+        (["run", "--no-such-flag"], "error: glimmer run: No such option: --no-such-flag"),
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_command_and_exit_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    (line,) = out.err.splitlines()
+    assert line.startswith(says) and line.endswith("-h')")
+
+
+def test_a_group_without_a_subcommand_shows_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fleet"]) == 2
+    out = capsys.readouterr()
+    assert "Usage: glimmer fleet" in out.out and "validate" in out.out and out.err == ""

@@ -26,7 +26,7 @@ from glimmer.cli import (
     schedule_cmd,
     sink_cmd,
 )
-from glimmer.cli.help_style import CONTEXT_SETTINGS, styled
+from glimmer.cli.help_style import CONTEXT_SETTINGS, is_usage_error, shows_help, styled, usage_line
 from glimmer.errors import InputError, InputErrors
 
 app = typer.Typer(
@@ -77,12 +77,13 @@ def _say_error(error: InputError) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script. Returns (and exits with) the process exit code.
 
-    Click's standalone mode handles usage errors (exit 2), --help and explicit exits; glimmer's
-    own input errors are caught here so that none of them ever shows a traceback.
+    Every way a command line can be wrong ends here as exit 2 and one ``error:`` line on
+    stderr, never a traceback: glimmer's own input errors (naming file, object and field) and
+    Click's usage errors (an unknown option, a missing value, a bad choice) alike.
     """
     try:
-        styled(app).main(args=argv, prog_name="glimmer", standalone_mode=True)
-        code: int = 0
+        returned = styled(app).main(args=argv, prog_name="glimmer", standalone_mode=False)
+        code: int = returned if isinstance(returned, int) else 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except InputErrors as errs:
@@ -92,6 +93,21 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         _say_error(e)
         code = 2
+    except Exception as e:
+        if shows_help(e):
+            # Rich help is printed as it is made; plain help comes back as the message.
+            text = str(e.format_message())  # type: ignore[attr-defined]
+            if text.strip():
+                print(text)
+            code = 2
+        elif is_usage_error(e):
+            print(usage_line(e), file=sys.stderr)
+            code = e.exit_code  # type: ignore[attr-defined]
+        elif type(e).__name__ == "Abort":
+            print("Aborted.", file=sys.stderr)
+            code = 1
+        else:
+            raise
     if argv is None:
         sys.exit(code)
     return code

@@ -1,4 +1,5 @@
-"""How every command's options read in ``--help``: plain metavars and ``-h``.
+"""How every command's options read in ``--help`` (plain metavars, ``-h``), and how a usage
+error reads: one line, like every other bad input.
 
 Typer derives a metavar from the Python annotation (``<bool>``, ``<list[str]>``, ``<str>``),
 which tells a user about our code, not about what to type. Here every option without a metavar
@@ -83,6 +84,25 @@ def _plain_help_option(command: Any) -> None:
         return option
 
     command.get_help_option = get_help_option
+
+
+def is_usage_error(error: BaseException) -> bool:
+    """A Click error about the command line (unknown option, missing value, bad choice)."""
+    return hasattr(error, "format_message") and isinstance(getattr(error, "exit_code", None), int)
+
+
+def shows_help(error: BaseException) -> bool:
+    """A group called without a subcommand: its help is the answer, not an error line."""
+    return type(error).__name__ == "NoArgsIsHelpError"
+
+
+def usage_line(error: Any) -> str:
+    """``error: glimmer fleet serve: Missing option '--fleet'. (see 'glimmer fleet serve -h')``:
+    Click's own message on one line, with the command it is about."""
+    ctx = getattr(error, "ctx", None)
+    where = ctx.command_path if ctx is not None else "glimmer"
+    message = " ".join(str(error.format_message()).split())
+    return f"error: {where}: {message} (see '{where} -h')"
 
 
 @cache
