@@ -36,6 +36,8 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _INVOCATION = re.compile(r"(?<![^\s`$(/])glimmer[ \t]+(.*)$")
 # Where a shell command line stops being glimmer's arguments.
 _ARGS_END = re.compile(r"[|;&<>`#)]")
+# What glimmer prints about itself ("error: glimmer run: ...") is output, not an invocation.
+_OUTPUT_LINE = re.compile(r"^\s*(error|warning):")
 
 
 def _split(page: Path) -> tuple[list[str], list[str]]:
@@ -84,6 +86,8 @@ def invocations(page: Path) -> list[list[str]]:
     """The arguments of every ``glimmer`` invocation in the fenced blocks of ``page``."""
     found: list[list[str]] = []
     for line in _split(page)[1]:
+        if _OUTPUT_LINE.match(line):
+            continue
         for match in _INVOCATION.finditer(line):
             args = _ARGS_END.split(match.group(1), maxsplit=1)[0].split()
             if args:
