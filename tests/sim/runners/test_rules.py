@@ -239,3 +239,16 @@ def test_group_collective_runs_at_its_slowest_link(factory: Topology) -> None:
     out, parsed = run(locked, spec, HGX, nodes=nodes, rank=0)
     assert out.exit_code == 3 and NVL2 in parsed.message
     assert run(locked, spec, NVL2, nodes=nodes, rank=3)[0].exit_code == 3
+
+
+@pytest.mark.parametrize("slot", [0, 3, 7])
+def test_a_pair_collective_checks_every_gpu_so_corruption_on_any_device_fails_it(
+    factory: Topology, slot: int
+) -> None:
+    # The Pair collective used to check device 0 only: corruption on GPU 3 passed.
+    twin = twin_with(factory, f"gpu_silent_data_corruption@gpu:{HGX}/{slot}")
+    spec = spec_of("nccl", "Pair")
+    for client, server in ((HGX, HGX2), (HGX2, HGX)):
+        out, parsed = run(twin, spec, client, nodes=(server, client), role="client")
+        assert parsed.verdict is FAIL, out.stdout
+        assert int(parsed.metrics["miscompares"]) > 0

@@ -274,11 +274,13 @@ def _nccl_report(
     out.kv("wrong_count", wrong)
 
 
-def _corrupting(views: list[NodeView], first_only: bool) -> int:
+def _corrupting(views: list[NodeView]) -> int:
+    """Incorrect elements over every GPU of every rank's node: a collective is checked on each
+    device it ran on, so a corrupting GPU anywhere on a node shows (invariant 14), not only
+    when it happens to be device 0."""
     wrong = 0
     for nv in views:
-        devs = nv.visible[:1] if first_only else nv.visible
-        wrong += sum(4096 for d in devs if d.level("gpu_silent_data_corruption") > 0)
+        wrong += sum(4096 for d in nv.visible if d.level("gpu_silent_data_corruption") > 0)
     return wrong
 
 
@@ -321,7 +323,7 @@ def nccl(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     ring = [Link(ends[i], ends[(i + 1) % n]) for i in range(n)] if n > 1 else []
     line = min((lk.speed_gbps * lk.factor() for lk in ring), default=0.0)
     busbw = jit.rel(line * NCCL_GBS_PER_GBPS * (1.0 - 0.01 * math.log2(max(n, 2))), 0.004)
-    wrong = _corrupting(nodes, first_only=True)
+    wrong = _corrupting(nodes)
     _nccl_report(out, jit, busbw, n, collective, NCCL_NET_LATENCY_US, wrong)
     elapsed = seconds + jit.uniform(2.0, 6.0)
     if wrong:
@@ -346,7 +348,7 @@ def _nccl_node(
     # All-reduce's NVLS figure is for the full 8-GPU board; other collectives land ~80 %.
     scale = 1.0 if collective == "allreduce" else 0.8
     busbw = jit.rel(figures.nccl_node_busbw_gbs * factor * scale, 0.004)
-    wrong = _corrupting([nv], first_only=False)
+    wrong = _corrupting([nv])
     latency = NCCL_NVLINK_LATENCY_US if nvlink else NCCL_NET_LATENCY_US
     _nccl_report(out, jit, busbw, len(devs), collective, latency, wrong)
     out.kv("ranks", len(devs))
