@@ -6,12 +6,22 @@ owed, in the order it was first owed, each with its newest body (a re-sent termi
 may carry more results than the first). Every record is ``fsync``'d before the call returns, and
 the log is rewritten compactly (temporary file, rename) once most of it is history. Without a
 folder the outbox lives in memory only (tests, one-shot use).
+
+Several processes may share one state folder (a run and a ``glimmer sink flush``, two runs).
+Each keeps only its own view in memory, so a compaction written from that view alone would
+erase what the others appended meanwhile. Every append and every compaction therefore holds an
+exclusive ``flock`` on ``outbox.lock`` (a file of its own: the log itself is replaced by a
+rename), and a process that finds the log grown by someone else since its last write compacts
+from a fresh replay of the log rather than from its memory.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +29,7 @@ from glimmer.api.budget import check_size
 from glimmer.sinks.envelope import Envelope
 
 FILENAME = "outbox.jsonl"
+LOCKNAME = "outbox.lock"
 _COMPACT_AFTER = 256  # history records tolerated before the log is rewritten
 
 
@@ -36,9 +47,13 @@ class Outbox:
         self.path = state_dir / FILENAME if state_dir is not None else None
         self._pending: dict[str, dict[str, Envelope]] = {}
         self._history = 0
+        # (device, inode, size) of the log after this process's last write: anything else
+        # found there later means another process wrote to it meanwhile.
+        self._mark: tuple[int, int, int] | None = None
         if self.path is not None and self.path.exists():
-            self._replay(self.path)
-            self._compact()
+            with self._locked():
+                self._pending = _replay(self.path)
+                self._compact_locked(trust_memory=True)
 
     def __len__(self) -> int:
         return sum(len(owed) for owed in self._pending.values())
@@ -99,41 +114,49 @@ class Outbox:
             del self._pending[sink]
         return True
 
-    def _replay(self, path: Path) -> None:
-        # Refused at start, naming the budget, rather than read into memory whole: past it,
-        # ``glimmer sink flush`` the outbox (or remove it) before the next run.
-        check_size(path, "sink-log")
-        with path.open("rb") as f:
-            for line in f:
-                try:
-                    record: Any = json.loads(line)
-                except ValueError:
-                    continue  # a torn last line from a crash mid-write
-                if not isinstance(record, dict):
-                    continue
-                sink = str(record.get("sink", ""))
-                if record.get("op") == "put" and isinstance(record.get("envelope"), dict):
-                    envelope = record["envelope"]
-                    self._owe(sink, str(envelope.get("deliveryId", "")), envelope)
-                elif record.get("op") == "done":
-                    self._forget(sink, str(record.get("deliveryId", "")))
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the outbox's lock: no other process appends or compacts meanwhile."""
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.parent / LOCKNAME, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     def _append(self, record: dict[str, Any]) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self._locked():
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                in_step = self._mark is not None and _identity(fd) == self._mark
+                os.write(fd, line)
+                os.fsync(fd)
+                # Still in step only if nobody else wrote since this process last did.
+                self._mark = _identity(fd) if in_step else None
+            finally:
+                os.close(fd)
 
     def _compact(self) -> None:
         self._history = 0
         if self.path is None:
             return
+        with self._locked():
+            self._compact_locked(trust_memory=False)
+
+    def _compact_locked(self, *, trust_memory: bool) -> None:
+        """Rewrite the log as what it still owes. From memory when only this process wrote to
+        it since we last looked; from a replay of the log itself otherwise."""
+        assert self.path is not None
+        self._history = 0
+        if not trust_memory and not self._in_step():
+            # Someone else wrote meanwhile: the log, not this memory, is what is owed. Taking
+            # it in keeps the two alike, so the next compaction may trust memory again.
+            self._pending = _replay(self.path)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -142,6 +165,46 @@ class Outbox:
                     record = {"op": "put", "sink": sink, "envelope": envelope}
                     os.write(fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")
             os.fsync(fd)
+            self._mark = _identity(fd)
         finally:
             os.close(fd)
         os.replace(tmp, self.path)
+
+    def _in_step(self) -> bool:
+        """Whether the log is as this process last left it."""
+        try:
+            fd = os.open(self.path or "", os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            return self._mark is not None and _identity(fd) == self._mark
+        finally:
+            os.close(fd)
+
+
+def _identity(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino, st.st_size)
+
+
+def _replay(path: Path) -> dict[str, dict[str, Envelope]]:
+    """What the log at ``path`` still owes, by sink then deliveryId."""
+    # Refused at start, naming the budget, rather than read into memory whole: past it,
+    # ``glimmer sink flush`` the outbox (or remove it) before the next run.
+    check_size(path, "sink-log")
+    view = Outbox()
+    with path.open("rb") as f:
+        for line in f:
+            try:
+                record: Any = json.loads(line)
+            except ValueError:
+                continue  # a torn last line from a crash mid-write
+            if not isinstance(record, dict):
+                continue
+            sink = str(record.get("sink", ""))
+            if record.get("op") == "put" and isinstance(record.get("envelope"), dict):
+                envelope = record["envelope"]
+                view._owe(sink, str(envelope.get("deliveryId", "")), envelope)
+            elif record.get("op") == "done":
+                view._forget(sink, str(record.get("deliveryId", "")))
+    return view._pending
