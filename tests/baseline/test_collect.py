@@ -113,3 +113,17 @@ def test_several_runs_pool_their_samples() -> None:
     got = collect([b, a])
     assert got.runs == ["b-monday", "b-tuesday"]
     assert len(got.tests[(H100, "t")].metrics["smClockMHz"].samples) == 2
+
+
+def test_a_reading_too_large_for_a_float64_is_unreadable_rather_than_raising() -> None:
+    # float.fromhex raised OverflowError here (issue 10 item 1); Go reports a range error.
+    run = make_run(
+        "b",
+        [
+            R("t", ("n1",), {"eccErrors": "0"}),
+            R("t", ("n2",), {"eccErrors": "0x1p1024"}),
+        ],
+    )
+    ecc = collect([run]).tests[(H100, "t")].metrics["eccErrors"]
+    assert [s.unit for s in ecc.samples] == ["n1"]
+    assert ecc.unreadable == [("n2", "0x1p1024")]
