@@ -8,7 +8,11 @@ Answers: 2xx delivered; 408 and 429 retryable (the receiver asks to be tried lat
 4xx permanent (the receiver refuses this envelope; the same bytes would be refused again), and
 so is a 3xx (redirects are not followed); 5xx and transport failures (refused, reset, timed
 out) retryable. Up to 2048 bytes of the answer's
-body are quoted in the error, so a receiver's reason reaches the operator without flooding it.
+body are quoted in the error, so a receiver's reason reaches the operator without flooding it,
+and no more than that is ever read: an answer's body is streamed and the rest left unread, so a
+receiver answering with hundreds of megabytes costs a few kilobytes. The ``timeout`` of a send is
+a total deadline on the attempt (connect, send, answer, body), not a per-read timeout: a
+receiver that trickles its answer is cut off at it (:mod:`glimmer.sinks.deadline`).
 
 TLS: verification is always on, against the system store or a given CA bundle; it is off only
 when ``insecureSkipVerify`` says so, and then a warning is logged once per sink.
@@ -24,6 +28,7 @@ from pathlib import Path
 import httpx
 
 from glimmer.api.budget import check_size
+from glimmer.sinks.deadline import Deadline, DeadlineTransport
 from glimmer.sinks.envelope import Envelope
 from glimmer.sinks.errors import DeliveryError
 from glimmer.sinks.signing import SIGNATURE_HEADER, SigningSecret, sign
@@ -41,6 +46,17 @@ def quote_body(content: bytes) -> str:
     clipped = content[:MAX_QUOTED_BODY]
     text = clipped.decode("utf-8", errors="replace").strip()
     return text + (" …" if len(content) > MAX_QUOTED_BODY else "")
+
+
+def _head(response: httpx.Response) -> bytes:
+    """The first bytes of ``response``'s body, enough to quote and to tell it was cut (one
+    more than quoted); the rest is never read."""
+    got = bytearray()
+    for chunk in response.iter_raw(chunk_size=MAX_QUOTED_BODY + 1):
+        got += chunk
+        if len(got) > MAX_QUOTED_BODY:
+            break
+    return bytes(got[: MAX_QUOTED_BODY + 1])
 
 
 def _verify(ca_bundle: Path | None, insecure: bool, url: str) -> ssl.SSLContext | bool:
@@ -72,9 +88,10 @@ class WebhookSink:
         self._ident = name or f"webhook={url}"
         self._token = token
         self._secret = secret
+        self._deadline = Deadline()
+        verify = _verify(ca_bundle, insecure_skip_verify, url)
         self._client = httpx.Client(
-            verify=_verify(ca_bundle, insecure_skip_verify, url),
-            transport=transport,
+            transport=transport or DeadlineTransport(self._deadline, verify),
             follow_redirects=False,
         )
 
@@ -90,6 +107,8 @@ class WebhookSink:
         headers = {
             "Content-Type": "application/json",
             "Idempotency-Key": str(envelope.get("deliveryId", "")),
+            # An answer is quoted as sent: a compressed one could inflate past what is read.
+            "Accept-Encoding": "identity",
         }
         token = self._token() if self._token is not None else None
         if token:
@@ -100,15 +119,21 @@ class WebhookSink:
 
     def send(self, envelope: Envelope, body: bytes, timeout: float) -> None:
         headers = self.headers(envelope, body)
+        self._deadline.at = self._deadline.clock() + max(timeout, 0.0)
         try:
-            response = self._client.post(self.url, content=body, headers=headers, timeout=timeout)
+            with self._client.stream(
+                "POST", self.url, content=body, headers=headers, timeout=timeout
+            ) as response:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return  # the body of an acceptance is not needed: left unread
+                content = _head(response)
         except httpx.TransportError as e:
             # Refused, reset, timed out, TLS refused: the receiver may be back later.
             raise DeliveryError(f"POST {self.url}: {type(e).__name__}: {e}") from e
-        status = response.status_code
-        if 200 <= status < 300:
-            return
-        said = quote_body(response.content)
+        finally:
+            self._deadline.at = None
+        said = quote_body(content)
         message = f"POST {self.url}: HTTP {status}" + (f": {said}" if said else "")
         # A redirect is not followed (the body would be re-sent somewhere unconfigured) and,
         # like a 4xx, would be answered the same way again: permanent.
