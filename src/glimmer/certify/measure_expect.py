@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from glimmer.certify.catalog.gpu import parse_product
+from glimmer.fleet.skus import lookup
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,44 @@ def network_expectation(rails: int, line_gbps: float) -> Figure:
 def floor(expected: Figure) -> float:
     """The pass line for an expectation."""
     return expected.value * PASS_FRACTION.value
+
+
+# Training throughput per GPU: a healthy BF16 run of a Megatron/NeMo recipe reaches about a third
+# of the product's dense BF16 peak (NeMo AutoModel performance summary, DGX-H100 BF16: 328-334
+# model TFLOP/s/GPU = 0.33-0.34 of 989). A quarter of the peak is our floor: below the lowest
+# published healthy share with room for smaller models and short runs, and far above a GPU that
+# runs at a fraction of its clock (a pinned P-state trains at ~0.07 of the peak).
+TRAINING_PEAK_FRACTION = Figure(
+    0.25, "glimmer floor; NeMo AutoModel DGX-H100 BF16 328-334 TFLOP/s/GPU = 0.33 of peak"
+)
+
+# The product table's key for an architecture of the ``nvidia.com/gpu.product`` label; a PCIe
+# card is its own product. Architectures without a row (GB10, RTX PRO) have no dense BF16 figure
+# and are gated by their category's thresholds only.
+_SKU_OF_ARCH = {
+    "h100": "h100_sxm_80gb",
+    "h200": "h200_sxm_141gb",
+    "b200": "b200_180gb",
+    "gb200": "gb200_186gb",
+    "l40s": "l40s_48gb",
+}
+
+
+def training_tflops_floor(product: str) -> Figure | None:
+    """The least training throughput per GPU (TFLOP/s) a healthy ``product`` (a gpu.product
+    label) reaches: :data:`TRAINING_PEAK_FRACTION` of its dense BF16 peak in the SKU table;
+    None when the table has no figure for it."""
+    arch = parse_product(product)
+    key = (
+        "h100_pcie_80gb" if arch == "h100" and "PCIE" in product.upper() else _SKU_OF_ARCH.get(arch)
+    )
+    sku = lookup(key) if key else None
+    if sku is None or sku.bf16_tflops is None:
+        return None
+    frac = TRAINING_PEAK_FRACTION.value
+    cited = [s.strip() for s in sku.sources.split(";") if "bf16" in s] or [sku.sources]
+    return Figure(
+        round(sku.bf16_tflops * frac, 1),
+        f"{frac:g} x {sku.product} dense BF16 {sku.bf16_tflops:g} TFLOP/s (skus.csv "
+        f"{cited[0]}); {TRAINING_PEAK_FRACTION.source}",
+    )
