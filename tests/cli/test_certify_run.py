@@ -297,3 +297,14 @@ def test_a_flag_value_the_run_cannot_use_is_refused_naming_the_flag(
     assert (code, out) == (2, "")
     (line,) = err.splitlines()
     assert line.startswith(start)
+
+
+def test_a_gpu_pinned_to_a_low_pstate_fails_the_certification_naming_only_its_node(
+    capsys: pytest.CaptureFixture[str], cert: Path
+) -> None:
+    code, out, _ = run(
+        capsys, "run", "-f", str(cert), "--fault", "gpu_low_pstate@gpu:nvl-node-0003/2"
+    )
+    assert code == 1, out
+    assert "Result: FAILED" in out and "Failed Nodes: 1 (nvl-node-0003)" in out
+    assert "TFLOP/s (floor 625.00)" in out and 'Threshold "avgTFLOPsPerGPU" violated' in out

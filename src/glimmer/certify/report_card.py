@@ -56,11 +56,15 @@ def _num(v: float | None, unit: str = "") -> str:
     return "-" if v is None else f"{v:.2f}{unit}"
 
 
+# The unit of the figure a group's verdict read, by its key.
+_UNITS = {"busBandwidthGBps": " GB/s", "avgTFLOPsPerGPU": " TFLOP/s", "avgStepTimeSec": " s"}
+
+
 def _group_line(g: GroupRun) -> str:
     verdict = "PASS" if g.passed else "FAIL"
     if g.metric == "dcgmLevel":
         return f"  {verdict}  {g.name:<16} {g.reason}".rstrip()
-    unit = " GB/s" if g.metric == "busBandwidthGBps" else ""
+    unit = _UNITS.get(g.metric, "")
     text = f"  {verdict}  {g.name:<16} {len(g.nodes):>4} nodes  {g.path or '-':<7}  "
     text += _num(g.measured, unit)
     if g.expected is not None:

@@ -16,7 +16,7 @@ from glimmer.certify.grouping import (
     domain_key,
     partition,
 )
-from glimmer.certify.isolate import isolate
+from glimmer.certify.isolate import DEFAULT_MIN_GROUP_SIZE, isolate
 from glimmer.certify.isolate_types import Diagnosis
 from glimmer.certify.measure import NCCL_BANDWIDTH, BandwidthRow, bandwidth_parser, merge
 from glimmer.certify.sim_oracle import NcclOracle
@@ -71,7 +71,11 @@ def run_communication(
         # The catalog's diagnose key is the NVLink clique (§5.3); nodes without one share the
         # domain "unknown", so a fleet of HGX boards screens as one group and bisects from there.
         diag = isolate(
-            nodes, oracle, topology_key=CLIQUE_LABEL, min_group_size=o.min_group_size, nvlink=mnnvl
+            nodes,
+            oracle,
+            topology_key=CLIQUE_LABEL,
+            min_group_size=o.min_group_size or DEFAULT_MIN_GROUP_SIZE,
+            nvlink=mnnvl,
         )
         # §7.2: diagnosis names its confirmed nodes with WorkloadFailed.
         failed += [FailedNode(a.node, WORKLOAD, a.reason) for a in diag.faulty]

@@ -1,31 +1,151 @@
 """A training category on the simulated fleet: a Megatron-style job per group, goodput and step
-figures read from its log by the LogProfile parser, judged by the category's thresholds or the
-goodput floor. A failed job is attributed to the node its failure log names, else to the whole
-group (§7.2); a missed threshold to the group."""
+figures read from its log by the LogProfile parser, judged by the category's thresholds and the
+glimmer defaults for the keys it leaves out (goodput, throughput per GPU by product:
+:mod:`training_gates`).
+
+Who a failed job blames (§7.2): the nodes its failure log names (a process that died on a
+node); a one-node job its node; otherwise nobody yet — synchronous training runs at the pace of
+its slowest GPU, so "the job was slow" says nothing about which of its nodes was. Such a job is
+narrowed down by adaptive isolation (§7.4) with training jobs as the probes, and only the nodes
+it confirms are named, as a failed collective's are."""
 
 from __future__ import annotations
 
-from glimmer.certify.grouping import CLIQUE_LABEL, NodeInfo, partition
-from glimmer.certify.measure_expect import GOODPUT_MIN
+from collections.abc import Mapping, Sequence
+
+from glimmer.certify.grouping import CLIQUE_LABEL, PRODUCT_LABEL, NodeInfo, partition
+from glimmer.certify.isolate import isolate
+from glimmer.certify.isolate_types import Diagnosis, Outcome, Probe
 from glimmer.certify.measure_goodput import parse_training
-from glimmer.certify.measure_threshold import ThresholdError, holds
 from glimmer.certify.sim_result import (
     THRESHOLD,
     WORKLOAD,
     CategoryResult,
     FailedNode,
     GroupRun,
+    Isolation,
     dedupe,
 )
 from glimmer.certify.sim_spec import Category
 from glimmer.certify.sim_training import TrainingJob, run_training
+from glimmer.certify.training_gates import GOODPUT, STEP_TIME, TFLOPS, judge, training_gates
 from glimmer.sim.twin import FleetSim
+
+# Isolation may bisect a training job down to one node (unless the category asks for more): a
+# one-node job runs every GPU of its node and measures the throughput per GPU the gate reads,
+# where a one-node collective would test no fabric (the collectives' default of 2).
+TRAINING_MIN_GROUP_SIZE = 1
+# The category's figures, averaged over its jobs, rounded as the report prints them.
+_FIGURE_DIGITS = {"goodput": 4, "tflops": 1, "stepTime": 4, "trainTime": 1}
+
+
+class _Trainer:
+    """Runs one training job over a set of nodes and judges it; also the isolation oracle."""
+
+    def __init__(
+        self, twin: FleetSim, cat: Category, products: Mapping[str, str], seed: int
+    ) -> None:
+        self.twin = twin
+        self.options = cat.options
+        self.products = products
+        self.seed = seed
+        self.seconds: dict[str, float] = {}  # job name -> training time, for the runtime
+        # job name -> the nodes its log blames for the failure, with the evidence
+        self.blamed: dict[str, list[FailedNode]] = {}
+
+    def run(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> GroupRun:
+        o = self.options
+        job = TrainingJob(
+            name,
+            nodes,
+            o.max_steps,
+            o.enable_checkpoint,
+            o.save_interval,
+            o.max_restarts,
+            nvlink=nvlink,
+            seed=self.seed,
+        )
+        log = run_training(self.twin, job)
+        got = parse_training(log.text)
+        if got is not None:
+            self.seconds[name] = got.training_time
+        if log.exit_code:
+            self.blamed[name] = [
+                FailedNode(n, WORKLOAD, f"training job {name} failed: {log.error}")
+                for n in log.crashed_on
+                if n in nodes
+            ]
+            return GroupRun(
+                name,
+                nodes,
+                GOODPUT,
+                False,
+                path="node",
+                reason=f"training job failed: {log.error}",
+                failure=WORKLOAD,
+            )
+        if got is None:
+            return GroupRun(
+                name,
+                nodes,
+                GOODPUT,
+                False,
+                reason="no training step was parsed from the log",
+                failure=WORKLOAD,
+            )
+        measured = {
+            GOODPUT: got.ratio,
+            TFLOPS: got.avg_tflops_per_gpu or 0.0,
+            STEP_TIME: got.avg_step_time or 0.0,
+        }
+        figures = {
+            "goodput": measured[GOODPUT],
+            "tflops": measured[TFLOPS],
+            "stepTime": measured[STEP_TIME],
+            "trainTime": got.training_time,
+        }
+        gates = training_gates(o.thresholds, (self.products.get(n, "") for n in nodes))
+        v = judge(gates, measured)
+        if not v.passed and v.gate is not None and v.gate.key == GOODPUT:
+            # Goodput lost to restarts: the log names the node whose process was lost each time.
+            self.blamed[name] = [
+                FailedNode(n, THRESHOLD, f"{v.reason}; the job's log names {n} as the peer lost")
+                for n in log.crashed_on
+                if n in nodes
+            ]
+        return GroupRun(
+            name,
+            nodes,
+            v.gate.key if v.gate else GOODPUT,
+            v.passed,
+            v.measured,
+            floor=v.gate.floor if v.gate else None,
+            path="nvlink" if nvlink else "network",
+            reason=v.reason,
+            source=v.gate.source if v.gate else "",
+            failure="" if v.passed else THRESHOLD,
+            figures={k: round(x, _FIGURE_DIGITS[k]) for k, x in figures.items()},
+        )
+
+    def probe(self, p: Probe) -> Outcome:
+        r = self.run(p.name, p.nodes, p.nvlink)
+        return Outcome(r.passed, r.measured, r.reason)
+
+
+def _averages(runs: Sequence[GroupRun]) -> dict[str, float]:
+    """The category's Avg figures: the mean of every job that measured them."""
+    measured = [r.figures for r in runs if r.figures]
+    return {
+        k: round(sum(f[k] for f in measured) / len(measured), d)
+        for k, d in _FIGURE_DIGITS.items()
+        if measured
+    }
 
 
 def run_training_category(
     twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int
 ) -> CategoryResult:
-    """Run the training category over its groups and judge each run."""
+    """Run the training category over its groups, judge each job, isolate what fails."""
     o = cat.options
     mnnvl = (
         o.enable_mnnvl
@@ -34,108 +154,66 @@ def run_training_category(
     )
     npj = min(o.nodes_per_job or len(nodes), len(nodes))
     groups = partition(nodes, npj)
-    runs: list[GroupRun] = []
+    trainer = _Trainer(twin, cat, {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}, seed)
+    runs = [trainer.run(g.name, g.nodes, mnnvl) for g in groups]
+    group_s = max(trainer.seconds.values(), default=0.0)
     failed: list[FailedNode] = []
-    figures: dict[str, float] = {}
-    runtime = 0.0
-    gates = dict(o.thresholds) or {"goodputRatio": f"value >= {GOODPUT_MIN.value}"}
-    for g in groups:
-        job = TrainingJob(
-            g.name,
-            g.nodes,
-            o.max_steps,
-            o.enable_checkpoint,
-            o.save_interval,
-            o.max_restarts,
+    unexplained: dict[str, None] = {}  # nodes of failed jobs that named nobody, in order
+    for r in (r for r in runs if not r.passed):
+        named = trainer.blamed.get(r.name) or [
+            FailedNode(n, r.failure or WORKLOAD, r.reason) for n in r.nodes if len(r.nodes) == 1
+        ]
+        if named:
+            failed += named
+        else:
+            unexplained.update(dict.fromkeys(r.nodes))
+    diag: Diagnosis | None = None
+    if unexplained:
+        before = len(trainer.seconds)
+        diag = isolate(
+            [n for n in nodes if n.name in unexplained],
+            trainer.probe,
+            topology_key=CLIQUE_LABEL,
+            min_group_size=o.min_group_size or TRAINING_MIN_GROUP_SIZE,
             nvlink=mnnvl,
-            seed=seed,
         )
-        log = run_training(twin, job)
-        got = parse_training(log.text)
-        if got is not None:
-            runtime = max(runtime, got.training_time)
-        if log.exit_code:
-            blamed = log.crashed_on or g.nodes  # the failure log's node, else the group (§7.2)
-            runs.append(
-                GroupRun(
-                    g.name,
-                    g.nodes,
-                    "goodputRatio",
-                    False,
-                    path="node",
-                    reason=f"training job failed: {log.error}",
-                    failure=WORKLOAD,
-                )
-            )
-            failed += [
-                FailedNode(n, WORKLOAD, f"training job {g.name} failed: {log.error}")
-                for n in blamed
-                if n in g.nodes
-            ]
-            continue
-        if got is None:
-            runs.append(
-                GroupRun(
-                    g.name,
-                    g.nodes,
-                    "goodputRatio",
-                    False,
-                    reason="no training step was parsed from the log",
-                    failure=WORKLOAD,
-                )
-            )
-            continue
-        measured = {
-            "goodputRatio": got.ratio,
-            "avgTFLOPsPerGPU": got.avg_tflops_per_gpu or 0.0,
-            "avgStepTimeSec": got.avg_step_time or 0.0,
-        }
-        figures = {
-            "goodput": round(got.ratio, 4),
-            "tflops": round(measured["avgTFLOPsPerGPU"], 1),
-            "stepTime": round(measured["avgStepTimeSec"], 4),
-            "trainTime": round(got.training_time, 1),
-        }
-        reason = ""
-        for key in sorted(k for k in gates if k in measured):
-            try:
-                ok = holds(gates[key], measured[key])
-            except ThresholdError as e:
-                ok, reason = False, f"threshold {key} is invalid: {e}"
-            if not ok:
-                reason = reason or (
-                    f'Threshold "{key}" violated: measured {measured[key]:.4f}, '
-                    f"expression: {gates[key]}"
-                )
-                break
-        runs.append(
-            GroupRun(
-                g.name,
-                g.nodes,
-                "goodputRatio",
-                not reason,
-                got.ratio,
-                floor=GOODPUT_MIN.value if "goodputRatio" not in o.thresholds else None,
-                path="nvlink" if mnnvl else "network",
-                reason=reason,
-                source=GOODPUT_MIN.source,
-                failure=THRESHOLD if reason else "",
-            )
-        )
-        if reason:
-            failed += [FailedNode(n, THRESHOLD, reason) for n in g.nodes]
+        # §7.2: diagnosis names its confirmed nodes with WorkloadFailed.
+        failed += [FailedNode(a.node, WORKLOAD, a.reason) for a in diag.faulty]
+        probe_s = max(list(trainer.seconds.values())[before:], default=group_s)
+        group_s += diag.rounds * probe_s
     bad = [r for r in runs if not r.passed]
+    reason = ""
+    if bad:
+        parts = [f"{len(bad)} of {len(runs)} training jobs failed"]
+        if diag:
+            parts.append(diag.message)
+            parts += [
+                f"infrastructure fault between {', '.join(f.group_a)} and {', '.join(f.group_b)}"
+                for f in diag.infrastructure
+            ]
+        reason = "; ".join(parts)
+    isolation = None
+    if diag:
+        isolation = Isolation(
+            diag.rounds,
+            diag.tests,
+            diag.message,
+            tuple(
+                f"{', '.join(f.group_a)} <-> {', '.join(f.group_b)}" for f in diag.infrastructure
+            ),
+        )
     return CategoryResult(
         cat.domain,
         cat.variant,
         "Failed" if bad else "Succeeded",
         o.test_scale,
         npj,
-        runtime,
+        group_s,
         mnnvl,
         tuple(runs),
         tuple(dedupe(failed)),
-        f"{len(bad)} of {len(runs)} training jobs failed" if bad else "",
+        reason,
         (),
-        figures,
+        _averages(runs),
+        isolation,
     )

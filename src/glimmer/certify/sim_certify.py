@@ -6,7 +6,8 @@ cordoned nodes only when the target opts in), keep the majority GPU
 architecture (others are excluded and the result is at best INCOMPLETE), then run the
 categories in list order, continuing after a failure. Communication categories isolate the
 nodes of a failed run (§7.4) so a report names nodes, not groups; diagnostics run one job per
-node; training judges goodput and attributes a failed job to the node its failure log names.
+node; training judges goodput and throughput per GPU, and names the node a failed job's log
+names, else isolates the job's nodes as a failed collective's are.
 """
 
 from __future__ import annotations

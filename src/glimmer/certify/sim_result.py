@@ -27,7 +27,7 @@ class GroupRun:
 
     name: str
     nodes: tuple[str, ...]
-    metric: str  # busBandwidthGBps | goodputRatio | dcgmLevel
+    metric: str  # busBandwidthGBps | dcgmLevel | the training key that decided the verdict
     passed: bool
     measured: float | None = None
     expected: float | None = None
@@ -36,6 +36,9 @@ class GroupRun:
     reason: str = ""
     source: str = ""  # where the expectation comes from
     failure: str = ""  # on failure: ThresholdViolation or WorkloadFailed (§2.1)
+    # A training job's own figures (goodput, tflops, stepTime, trainTime): the ones its verdict
+    # read, never another group's.
+    figures: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ def _group_doc(g: GroupRun) -> dict[str, Any]:
         "reason": g.reason,
         "source": g.source,
         "failure": g.failure,
+        "figures": dict(g.figures),
     }
 
 
@@ -167,12 +171,12 @@ def _category_doc(c: CategoryResult) -> dict[str, Any]:
             {
                 "name": g.name,
                 "nodeCount": len(g.nodes),
-                "goodput": c.training.get("goodput"),
-                "tflops": c.training.get("tflops"),
-                "stepTime": c.training.get("stepTime"),
+                "goodput": g.figures.get("goodput"),
+                "tflops": g.figures.get("tflops"),
+                "stepTime": g.figures.get("stepTime"),
             }
             for g in c.groups
-            if c.training and g.metric == "goodputRatio"
+            if c.domain == "training"
         ],
         "iterations": [{"number": 1, "status": c.status, "duration": runtime_text(c.runtime_s)}],
         "groups": [_group_doc(g) for g in c.groups],
@@ -240,6 +244,7 @@ def _group(d: Mapping[str, Any]) -> GroupRun:
         d.get("reason", ""),
         d.get("source", ""),
         d.get("failure", ""),
+        {str(k): float(v) for k, v in d.get("figures", {}).items()},
     )
 
 

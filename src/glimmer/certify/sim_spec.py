@@ -35,7 +35,7 @@ class Options:
     thresholds: Mapping[str, str] = field(default_factory=dict)
     enable_mnnvl: bool | None = None  # None: on for NVL72 parts (controller default)
     max_bytes: int = 16 << 30  # maxBytes default 16G
-    min_group_size: int = 2
+    min_group_size: int | None = None  # None: each category's own default
     max_steps: int = 50
     enable_checkpoint: bool = False
     max_restarts: int = 3
@@ -134,7 +134,7 @@ def _options(o: CategoryOptions) -> Options:
         thresholds=dict(o.thresholds or {}),
         enable_mnnvl=o.enable_mnnvl,
         max_bytes=_bytes(o.max_bytes),
-        min_group_size=o.min_group_size or d.min_group_size,
+        min_group_size=o.min_group_size,
         max_steps=o.max_steps if o.max_steps and o.max_steps > 0 else d.max_steps,
         enable_checkpoint=bool(o.enable_checkpoint),
         max_restarts=o.max_restarts if o.max_restarts is not None else d.max_restarts,
