@@ -16,6 +16,36 @@ from glimmer.api.k8s import SecretKeySelector
 from glimmer.api.meta import DNS_SUBDOMAIN, Resource
 
 WEBHOOK_SCHEMES = ("http", "https")
+
+# Query parameters that carry a bearer token (RFC 6750 §2.3 names ``access_token``; the others
+# are its common spellings). ``tokenSecretRef`` sends the same token as a header, read at send
+# time and never stored, so a URL carrying one is refused.
+TOKEN_PARAMS = frozenset({"access_token", "token", "auth_token", "api_token", "bearer", "jwt"})
+# Every query parameter whose value is shown as *** wherever a URL is quoted (errors, logs,
+# sink names in the outbox): the token's spellings and the other usual credentials, which a
+# receiver may need in its URL (a signed URL's ``sig``) but nobody needs to read back.
+SECRET_PARAMS = TOKEN_PARAMS | frozenset(
+    {
+        "api_key",
+        "apikey",
+        "api-key",
+        "key",
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "client_secret",
+        "sig",
+        "signature",
+        "auth",
+        "code",
+    }
+)
+_USERINFO = re.compile(r"(?<=//)[^/?#@\s]*@")
+_SECRET_VALUE = re.compile(
+    r"(?<=[?&;])(" + "|".join(re.escape(n) for n in sorted(SECRET_PARAMS)) + r")=[^&#;\s]*",
+    re.IGNORECASE,
+)
 _SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
 _SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")  # what Kubernetes allows as a Secret's key
 
@@ -57,6 +87,14 @@ def _credentials(_: str, parts: SplitResult) -> str | None:
     return None
 
 
+def _query_token(_: str, parts: SplitResult) -> str | None:
+    for pair in re.split(r"[&;]", parts.query):
+        name = pair.partition("=")[0]
+        if name.lower() in TOKEN_PARAMS:
+            return f"carries a token in its query ({name}=); put the token in tokenSecretRef"
+    return None
+
+
 # The checks a webhook URL passes, in order; the first that fails is the error. Each is also
 # what a later send would trip over, only here it is the user's input to fix.
 URL_RULES: tuple[Callable[[str, SplitResult], str | None], ...] = (
@@ -65,6 +103,7 @@ URL_RULES: tuple[Callable[[str, SplitResult], str | None], ...] = (
     _host,
     _port,
     _credentials,
+    _query_token,
 )
 
 
@@ -77,15 +116,15 @@ def webhook_url_problem(url: str) -> str | None:
     for rule in URL_RULES:
         why = rule(url, parts)
         if why is not None:
-            return f"{_shown(url, parts)!r} is not a webhook URL: it {why}"
+            return f"{redact(url)!r} is not a webhook URL: it {why}"
     return None
 
 
-def _shown(url: str, parts: SplitResult) -> str:
-    """``url`` as an error may quote it: a password in it is never echoed."""
-    if "@" not in parts.netloc:
-        return url
-    return url.replace(parts.netloc, "***@" + parts.netloc.rsplit("@", 1)[1], 1)
+def redact(text: str) -> str:
+    """``text`` (a URL, or a message quoting one) with the credentials a URL can carry shown
+    as ***: the user and password of ``//user:password@host`` and the value of every query
+    parameter of :data:`SECRET_PARAMS`. Anything that quotes a webhook URL quotes this."""
+    return _SECRET_VALUE.sub(r"\1=***", _USERINFO.sub("***@", text))
 
 
 def _object_name_problem(name: str) -> str | None:
@@ -107,6 +146,9 @@ class SinkType(StrEnum):
 
 class WebhookSink(Wire):
     """POST the envelope to a URL, optionally with a bearer token from a Secret."""
+
+    # A refused URL may carry a credential: pydantic's own error text never quotes it back.
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     url: str = Field(min_length=1)
     token_secret_ref: SecretKeySelector | None = None
@@ -196,6 +238,10 @@ class BurnInSinkStatus(Wire):
 
 class BurnInSink(Resource):
     """A delivery target for run results."""
+
+    # Its webhook URL may carry a credential: pydantic's own error text never quotes input
+    # back (glimmer's one-line errors never quote a refused URL but redacted).
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     KIND: ClassVar[str] = "BurnInSink"
     SHORT_NAME: ClassVar[str] = "bis"

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from glimmer.api.sink import redact
 from glimmer.cli.output import serve_until_interrupted
 from glimmer.cli.run_inputs import DEFAULT_SINK_STATE, SinkFlags, sink_set_for
 from glimmer.errors import InputError
@@ -133,7 +134,8 @@ def _print_flush(report: FlushReport) -> None:
         print(line + (f" ({s.error})" if s.error else ""))
     for ident, owed in report.elsewhere:
         # Not counted in the exit code: the user did not ask for these sinks.
-        print(f"{ident}: {owed} owed, not flushed (not among the --sink given)")
+        # An outbox written before URLs were redacted may name a sink by its raw URL.
+        print(f"{redact(ident)}: {owed} owed, not flushed (not among the --sink given)")
 
 
 def register(app: typer.Typer) -> None:

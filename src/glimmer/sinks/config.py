@@ -19,7 +19,7 @@ from pathlib import Path
 
 from glimmer.api.budget import check_size, read_text
 from glimmer.api.k8s import SecretKeySelector
-from glimmer.api.sink import BurnInSink, SinkType, webhook_url_problem
+from glimmer.api.sink import BurnInSink, SinkType, redact, webhook_url_problem
 from glimmer.errors import InputError, Location
 from glimmer.sinks.base import Sink
 from glimmer.sinks.directory import DirectorySink
@@ -136,7 +136,7 @@ class _Shared:
     def from_flag(self, spec: str) -> Sink:
         kind, _, target = spec.partition("=")
         kind = kind.strip().lower()
-        where = Location(field=f"--sink {spec}")
+        where = Location(field=f"--sink {redact(spec)}")  # an error never echoes a credential
         if kind == "prometheus":
             if target:
                 raise InputError("prometheus takes no value: give --sink prometheus", where)

@@ -14,6 +14,10 @@ receiver answering with hundreds of megabytes costs a few kilobytes. The ``timeo
 a total deadline on the attempt (connect, send, answer, body), not a per-read timeout: a
 receiver that trickles its answer is cut off at it (:mod:`glimmer.sinks.deadline`).
 
+Credentials a URL may carry (``user:password@``, ``?token=`` …) are refused at load where a
+secret reference can carry them instead (:mod:`glimmer.api.sink`); whatever remains, here and for
+Python callers, is shown as *** in this sink's name (the outbox's key), its errors and its log.
+
 TLS: verification is always on, against the system store or a given CA bundle; it is off only
 when ``insecureSkipVerify`` says so, and then a warning is logged once per sink.
 """
@@ -28,6 +32,7 @@ from pathlib import Path
 import httpx
 
 from glimmer.api.budget import check_size
+from glimmer.api.sink import redact
 from glimmer.sinks.deadline import Deadline, DeadlineTransport
 from glimmer.sinks.envelope import Envelope
 from glimmer.sinks.errors import DeliveryError
@@ -61,7 +66,7 @@ def _head(response: httpx.Response) -> bytes:
 
 def _verify(ca_bundle: Path | None, insecure: bool, url: str) -> ssl.SSLContext | bool:
     if insecure:
-        log.warning("TLS verification is OFF for webhook %s (insecureSkipVerify)", url)
+        log.warning("TLS verification is OFF for webhook %s (insecureSkipVerify)", redact(url))
         return False
     if ca_bundle is not None:
         check_size(ca_bundle, "ca-bundle")  # refused before the TLS layer reads it whole
@@ -85,7 +90,8 @@ class WebhookSink:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = url
-        self._ident = name or f"webhook={url}"
+        self._shown = redact(url)  # what any message says the URL is
+        self._ident = name or f"webhook={self._shown}"
         self._token = token
         self._secret = secret
         self._deadline = Deadline()
@@ -130,11 +136,11 @@ class WebhookSink:
                 content = _head(response)
         except httpx.TransportError as e:
             # Refused, reset, timed out, TLS refused: the receiver may be back later.
-            raise DeliveryError(f"POST {self.url}: {type(e).__name__}: {e}") from e
+            raise DeliveryError(f"POST {self._shown}: {type(e).__name__}: {redact(str(e))}") from e
         finally:
             self._deadline.at = None
         said = quote_body(content)
-        message = f"POST {self.url}: HTTP {status}" + (f": {said}" if said else "")
+        message = f"POST {self._shown}: HTTP {status}" + (f": {said}" if said else "")
         # A redirect is not followed (the body would be re-sent somewhere unconfigured) and,
         # like a 4xx, would be answered the same way again: permanent.
         permanent = status < 500 and status not in RETRYABLE_4XX
