@@ -169,7 +169,6 @@ def run_training_category(
             unexplained.update(dict.fromkeys(r.nodes))
     diag: Diagnosis | None = None
     if unexplained:
-        before = len(trainer.seconds)
         diag = isolate(
             [n for n in nodes if n.name in unexplained],
             trainer.probe,
@@ -179,8 +178,12 @@ def run_training_category(
         )
         # §7.2: diagnosis names its confirmed nodes with WorkloadFailed.
         failed += [FailedNode(a.node, WORKLOAD, a.reason) for a in diag.faulty]
-        probe_s = max(list(trainer.seconds.values())[before:], default=group_s)
-        group_s += diag.rounds * probe_s
+        # Jobs of one round run side by side: a round lasts as long as its longest job.
+        longest: dict[int, float] = {}
+        for t in diag.history:
+            took = trainer.seconds.get(t.probe.name, 0.0)
+            longest[t.round] = max(longest.get(t.round, 0.0), took)
+        group_s += sum(longest.values())
     bad = [r for r in runs if not r.passed]
     reason = ""
     if bad:

@@ -100,3 +100,18 @@ def test_a_job_failing_for_want_of_any_one_node_accuses_no_one() -> None:
     train = _training([], GB200, options)
     assert train.status == "Failed" and not train.failed_nodes
     assert train.isolation is not None and "no faults detected" in train.isolation.message
+
+
+def test_one_slow_node_of_a_two_node_job_is_named_alone() -> None:
+    # A one-node training job measures its GPUs, so isolation may split a pair.
+    train = _training([Fault("gpu_low_pstate", "gpu:hgx-node-0002/6")], H100)
+    assert len(train.groups[0].nodes) == 2
+    assert [f.name for f in train.failed_nodes] == ["hgx-node-0002"]
+
+
+def test_a_categorys_own_min_group_size_holds_for_training_isolation() -> None:
+    train = _training([Fault("gpu_low_pstate", "gpu:hgx-node-0002/6")], H100, {"minGroupSize": 2})
+    # Two nodes cannot be split into groups of two: with no healthy node to confirm against,
+    # the failed group is named (§7.4), as for a collective.
+    assert sorted(f.name for f in train.failed_nodes) == ["hgx-node-0001", "hgx-node-0002"]
+    assert all("no healthy node to confirm against" in f.message for f in train.failed_nodes)
