@@ -82,7 +82,8 @@ def floor(expected: Figure) -> float:
 
 # Training throughput per GPU: a healthy BF16 run of a Megatron/NeMo recipe reaches about a third
 # of the product's dense BF16 peak (NeMo AutoModel performance summary, DGX-H100 BF16: 328-334
-# model TFLOP/s/GPU = 0.33-0.34 of 989). A quarter of the peak is our floor: below the lowest
+# model TFLOP/s/GPU = 0.33-0.34 of 989; docs.nvidia.com/nemo/automodel/performance/
+# performance-summary). A quarter of the peak is our floor: below the lowest
 # published healthy share with room for smaller models and short runs, and far above a GPU that
 # runs at a fraction of its clock (a pinned P-state trains at ~0.07 of the peak).
 TRAINING_PEAK_FRACTION = Figure(
