@@ -9,6 +9,11 @@ BurnInSink objects on the simulator and this host: a ``Webhook`` reads its beare
 (``tokenSecretRef``) from ``<secrets_dir>/<secret>/<key>`` — the layout of a Secret mounted as
 a volume — at each send; a missing file is a permanent failure of that sink, like a missing
 Secret in a cluster. A ``ConfigMap`` sink writes ``<state_dir>/configmaps/<namespace>/<name>/``.
+
+Names that become paths are Kubernetes names, checked at load (:mod:`glimmer.api.sink`); as a
+second guard, for Python callers that skip the load, the path each one makes is resolved and
+must stay inside its root (the state folder's ``configmaps/``, the secrets folder), or the sink
+is refused (a ConfigMap folder) or the send fails for good (a token, read nowhere else).
 """
 
 from __future__ import annotations
@@ -98,6 +103,14 @@ def _check_ca(path: Path) -> None:
         raise InputError(f"--sink-ca: not a usable CA bundle: {why}", where) from None
 
 
+def inside(root: Path, path: Path) -> bool:
+    """Whether ``path``, every ``..`` and symbolic link followed, stays inside ``root``."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL: not a path to use
+        return False
+
+
 def _writable(path: Path, where: Location, *, folder: bool) -> Path:
     """``path`` when a file sink (``folder`` False) or a folder sink can be made there; the
     user's input to fix otherwise, refused before anything runs rather than failing every
@@ -173,7 +186,14 @@ class _Shared:
         if spec.type is SinkType.CONFIG_MAP and spec.config_map is not None:
             if self.state_dir is None:
                 raise InputError("a ConfigMap sink needs a state folder to write into", where)
-            root = self.state_dir / "configmaps" / namespace / spec.config_map.name
+            base = self.state_dir / "configmaps"
+            root = base / namespace / spec.config_map.name
+            if not inside(base, root) or root.resolve().parent.parent != base.resolve():
+                raise InputError(
+                    f"ConfigMap {namespace}/{spec.config_map.name!r} would be written outside "
+                    f"{base} (a namespace and a name are Kubernetes names, not paths)",
+                    Location(obj=f"BurnInSink/{obj.name}", field="spec.configMap.name"),
+                )
             return DirectorySink(root, name=ident)
         if spec.type is SinkType.PROMETHEUS:
             return PrometheusSink(self.exporter, name=ident)
@@ -187,9 +207,15 @@ class _Shared:
             if base is None or not ref.name:
                 raise DeliveryError(f"Secret {ref.name!r} not found", permanent=True)
             folder = base / ref.name
+            path = folder / ref.key
+            if not inside(base, folder) or not inside(base, path):
+                # A name or key (or a link in the folder) leading elsewhere: whatever file is
+                # there is not this Secret's, and is never read nor sent as a token.
+                raise DeliveryError(
+                    f"Secret {ref.name!r} key {ref.key!r} leads outside {base}", permanent=True
+                )
             if not folder.is_dir():
                 raise DeliveryError(f"Secret {ref.name!r} not found", permanent=True)
-            path = folder / ref.key
             if not path.is_file():
                 raise DeliveryError(f"Secret {ref.name!r} has no key {ref.key!r}", permanent=True)
             try:
