@@ -163,7 +163,9 @@ def test_host_health_without_kmsg_omits_xids(healthy: FleetSim) -> None:
 def test_fallen_off_bus_is_a_missing_device_and_xid_79(factory: Topology) -> None:
     twin = twin_with(factory, f"gpu_fallen_off_bus@gpu:{HGX}/5")
     burn = run(twin, spec_of("gpu-burn"), HGX)[1]
-    assert burn.metrics["deviceCount"] == "7" and burn.metrics["devicesVisible"] == "7"
+    # The runner fails the node short of a GPU rather than judging the 7 it still sees.
+    assert burn.verdict is FAIL and burn.metrics["devicesVisible"] == "7"
+    assert "deviceCount" not in burn.metrics
     out, health = run(twin, spec_of("host-health"), HGX)
     assert health.verdict is FAIL and int(health.metrics["xidEvents"]) >= 1
     assert ": 79, GPU has fallen off the bus" in out.stdout
@@ -252,3 +254,23 @@ def test_a_pair_collective_checks_every_gpu_so_corruption_on_any_device_fails_it
         out, parsed = run(twin, spec, client, nodes=(server, client), role="client")
         assert parsed.verdict is FAIL, out.stdout
         assert int(parsed.metrics["miscompares"]) > 0
+
+
+@pytest.mark.parametrize(
+    "kind", ["clockprobe", "gpu-burn", "thermal-soak", "memory-bw", "dcgm-diag", "compute-smoke"]
+)
+def test_a_node_short_of_a_gpu_fails_every_runner_that_judges_its_gpus(
+    factory: Topology, kind: str
+) -> None:
+    # These runners used to judge the 7 GPUs still visible and pass the node.
+    twin = twin_with(factory, f"gpu_fallen_off_bus@gpu:{HGX}/5")
+    out, parsed = run(twin, spec_of(kind), HGX)
+    assert out.exit_code == 1 and parsed.verdict is FAIL, out.stdout
+    assert "7 of the node's 8 GPUs are visible (missing: slot 5)" in parsed.message
+    assert parsed.metrics["devicesVisible"] == "7"
+
+
+@pytest.mark.parametrize("kind", ["clockprobe", "gpu-burn", "memory-bw", "dcgm-diag"])
+def test_a_node_with_all_its_gpus_is_not_failed_for_its_count(healthy: FleetSim, kind: str) -> None:
+    out, parsed = run(healthy, spec_of(kind), HGX)
+    assert parsed.verdict is RunnerVerdict.PASS, out.stdout

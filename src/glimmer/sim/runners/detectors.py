@@ -81,6 +81,9 @@ ADDED: tuple[Edit, ...] = (
          "the hot part reaches its slowdown temperature under the SGEMM load"),
     Edit("gpu_thermal_paste_degraded", CoverageDetector("clockprobe", "throttleEvents"),
          "and under the FMA load"),
+    *(Edit("gpu_fallen_off_bus", CoverageDetector(kind, None),
+           "Fail: the runtime shows fewer GPUs than the node has (the runner's own count)")
+      for kind in ("clockprobe", "gpu-burn", "thermal-soak", "memory-bw", "dcgm-diag")),
 )  # fmt: skip
 
 # Detectors of MODES that hold only at one scope (the mode table's notes say so in words).

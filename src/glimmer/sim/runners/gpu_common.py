@@ -31,11 +31,36 @@ class Devices:
     allocated: tuple[Device, ...]
 
 
+def missing_gpus(view: NodeView, out: Stdout) -> RunnerOutput | None:
+    """Fail (exit 1) when the runtime shows fewer GPUs than the node has.
+
+    A node's GPU count is not something a static profile can pin (its built-in profiles serve
+    4-GPU and 8-GPU shapes alike), so the runner holds the count itself: the node's GPUs (the
+    fleet's declared or labelled GPUs; on hardware, the NVIDIA functions the PCI bus still
+    enumerates) against the devices the runtime lets it open. A GPU that fell off the bus is
+    gone from the second and not from the first; iterating only what is visible would judge
+    7 of 8 GPUs and pass the node. It is a fault of the node, measured, so exit 1, not 3."""
+    lost = [d for d in view.devices if not d.present]
+    if not lost:
+        return None
+    out.kv("devicesVisible", len(view.visible))
+    slots = ", ".join(str(d.slot) for d in lost)
+    return out.failed(
+        f"{len(view.visible)} of the node's {len(view.devices)} GPUs are visible "
+        f"(missing: slot {slots}); a node short of a GPU is not judged on the rest",
+        1.0,
+    )
+
+
 def allocate(view: NodeView, call: RunnerCall, out: Stdout) -> Devices | RunnerOutput:
-    """The devices this execution may load, or the runner's refusal (exit 3)."""
+    """The devices this execution may load, or the runner's refusal: exit 3 for a device
+    budget it cannot honour, exit 1 for a node short of one of its GPUs."""
     refused = driver_refusal(view, out)
     if refused is not None:
         return refused
+    short = missing_gpus(view, out)
+    if short is not None:
+        return short
     visible = view.visible
     budget = device_budget(call)
     if isinstance(budget, str):

@@ -14,6 +14,7 @@ from glimmer.sim.runners.gpu_common import (
     ECC_UNCORRECTABLE_RATE,
     PCIE_REPLAY_RATE,
     ROW_REMAP_RATE,
+    missing_gpus,
     window_count,
     xid_events,
 )
@@ -223,6 +224,9 @@ def dcgm_diag(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         return out.errored("dcgmi not found: mount the site's DCGM at /usr/local/dcgm", 0.5)
     if nv.level("gpu_operand_unavailable") > 0:
         return out.errored("nv-hostengine could not start: no NVIDIA driver in the pod", 2.0)
+    short = missing_gpus(nv, out)
+    if short is not None:
+        return short
     level = _level(call)
     if isinstance(level, str):
         return out.errored(level, 0.2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
 from glimmer.sim.runners.common import duration
 from glimmer.sim.runners.emit import Stdout
-from glimmer.sim.runners.gpu_common import DRIVER_VERSION
+from glimmer.sim.runners.gpu_common import DRIVER_VERSION, missing_gpus
 from glimmer.sim.runners.node import Device, NodeView, view
 from glimmer.sim.runners.noise import Jitter, rng_for
 from glimmer.sim.twin import FleetSim
@@ -38,6 +38,9 @@ def memory_bw(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         return out.errored(f"node {call.node} is not in the fleet", 0.5)
     if nv.level("gpu_operand_unavailable") > 0:
         return out.skipped("libcuda.so.1 is not present (no NVIDIA driver in the pod)", 0.5)
+    short = missing_gpus(nv, out)
+    if short is not None:
+        return short
     devices = [d for d in nv.visible if d.part is not None]
     if not devices:
         return out.skipped("no CUDA device", 0.5)
