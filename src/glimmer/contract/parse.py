@@ -2,18 +2,81 @@
 
 The parser is total: whatever bytes a runner (or a crash, or a truncated log) produced, it
 returns a :class:`ParsedResult` and never raises. Values stay strings; numbers are read only when
-a gate is evaluated, so a malformed value fails that gate instead of breaking the harvest.
+a gate is evaluated, so a malformed value fails that gate instead of breaking the harvest. What it
+reads and keeps is bounded (:mod:`glimmer.contract.bounds`), so its memory does not grow with the
+size of the log, and a bounded result says so in its message.
 """
 
 from __future__ import annotations
 
-from glimmer.contract.artifacts import extract_artifacts
+from dataclasses import dataclass
+
+from glimmer.contract.artifacts import scan
+from glimmer.contract.bounds import (
+    KEY_BYTES,
+    MAX_NAMES,
+    MAX_REJECTED,
+    MESSAGE_BYTES,
+    VALUE_BYTES,
+    Bounding,
+    clamp_text,
+    log_tail,
+)
 from glimmer.contract.exitcode import classify_exit
 from glimmer.contract.names import canonical_name, validate_metric_name
 from glimmer.contract.text import trim_space
-from glimmer.contract.vocab import ParsedResult
+from glimmer.contract.vocab import Artifact, ParsedResult
 
 UNMEASURABLE = "n/a"  # the only sentinel; "unknown", "none" and "" are ordinary values
+# Reprinted lines (a soak prints the same lines thousands of times) are decided once. The cache
+# is bounded so that a log of distinct lines cannot grow it; long lines are never cached.
+_DECIDED_LINES = 4096
+_DECIDED_LINE_BYTES = 256
+
+
+@dataclass(frozen=True)
+class _Line:
+    """What one line says. ``name`` set: a metric (``value`` None: declared ``n/a``).
+    ``rejected`` set: a key the grammar refuses. Neither: a message candidate (``text``)."""
+
+    text: str = ""
+    name: str | None = None
+    value: str | None = None
+    value_bytes: int = 0
+    rejected: str | None = None
+    key_too_long: bool = False
+
+
+_BLANK = _Line()
+
+
+def _read_line(kind: str, raw_line: bytes, resolved: dict[str, str | None]) -> _Line:
+    line = trim_space(raw_line.decode("utf-8", "replace"))
+    if not line:
+        return _BLANK
+    eq = line.find("=")
+    if eq <= 0:
+        return _Line(text=line)
+    key = trim_space(line[:eq])
+    if not key or " " in key or "\t" in key:
+        return _Line(text=line)
+    if len(key) > KEY_BYTES:
+        # Never a legal name, and not to be stored whole in the rejected list either.
+        return _Line(rejected=clamp_text(key, KEY_BYTES)[0], key_too_long=True)
+    if key in resolved:
+        name = resolved[key]
+    else:
+        name = canonical_name(kind, key)
+        name = resolved[key] = name if validate_metric_name(name) is None else None
+    if name is None:
+        return _Line(rejected=key)
+    value = trim_space(line[eq + 1 :])
+    if value.lower() == UNMEASURABLE:
+        return _Line(name=name)
+    kept, size = clamp_text(value, VALUE_BYTES)
+    if size > VALUE_BYTES:
+        kept = f"{kept} (cut at {VALUE_BYTES} of {size} bytes)"
+    return _Line(name=name, value=kept, value_bytes=size)
 
 
 def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
@@ -26,11 +89,13 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
     across measured and unmeasurable alike. Keys whose canonical form the grammar rejects are
     listed (raw, once per line) in ``invalid_names`` and otherwise ignored.
     """
-    data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogatepass")
+    tail = log_tail(stdout)
+    bounding = Bounding(tail)
+    data = tail.data
     # Only exit 2 looks for a skip marker (anywhere in stdout); spare big logs a second decode.
     marker_text = data.decode("utf-8", "replace") if exit_code == 2 else ""
     outcome = classify_exit(exit_code, marker_text)
-    extraction = extract_artifacts(data)
+    artifacts: list[Artifact] = []
 
     metrics: dict[str, str] = {}
     unmeasurable: set[str] = set()
@@ -38,34 +103,43 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
     message = ""
     # Soak runners reprint the same keys thousands of times; resolve each distinct key once.
     resolved: dict[str, str | None] = {}
-    for raw_line in extraction.lines:
-        line = trim_space(raw_line.decode("utf-8", "replace"))
-        if not line:
-            continue
-        eq = line.find("=")
-        if eq <= 0:
-            message = line
-            continue
-        key = trim_space(line[:eq])
-        if not key or " " in key or "\t" in key:
-            message = line
-            continue
-        if key in resolved:
-            name = resolved[key]
-        else:
-            name = canonical_name(kind, key)
-            name = resolved[key] = name if validate_metric_name(name) is None else None
+    decided: dict[bytes, _Line] = {}
+    for raw_line in scan(data, artifacts):
+        said = decided.get(raw_line)
+        if said is None:
+            said = _read_line(kind, raw_line, resolved)
+            if len(decided) < _DECIDED_LINES and len(raw_line) <= _DECIDED_LINE_BYTES:
+                decided[raw_line] = said
+        name = said.name
         if name is None:
-            invalid.append(key)
+            if said.rejected is None:
+                message = said.text or message  # blank lines are no candidates
+            elif len(invalid) < MAX_REJECTED:
+                invalid.append(said.rejected)
+            else:
+                bounding.rejected_unlisted += 1
+            bounding.keys_refused += said.key_too_long
             continue
-        value = trim_space(line[eq + 1 :])
-        if value.lower() == UNMEASURABLE:
+        new_name = name not in metrics and name not in unmeasurable
+        if new_name and len(metrics) + len(unmeasurable) >= MAX_NAMES:
+            bounding.names_dropped += 1
+            continue
+        if said.value is None:
             unmeasurable.add(name)
             metrics.pop(name, None)
+            bounding.values_cut.pop(name, None)
+            continue
+        if said.value_bytes > VALUE_BYTES:
+            bounding.values_cut[name] = said.value_bytes
         else:
-            metrics[name] = value
-            unmeasurable.discard(name)
+            bounding.values_cut.pop(name, None)  # a later short reading stands as printed
+        metrics[name] = said.value
+        unmeasurable.discard(name)
 
+    message, bounding.message_bytes = clamp_text(message, MESSAGE_BYTES)
+    note = bounding.note()
+    if note:
+        message = f"{message} {note}" if message else note
     return ParsedResult(
         verdict=outcome.verdict,
         exit_code=exit_code,
@@ -74,5 +148,5 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
         invalid_names=tuple(invalid),
         message=message,
         undeclared_skip=outcome.undeclared_skip,
-        artifacts=extraction.artifacts,
+        artifacts=tuple(artifacts),
     )
