@@ -21,6 +21,7 @@ from glimmer.contract.bounds import (
     MESSAGE_BYTES,
     VALUE_BYTES,
     log_tail,
+    stream_tail,
 )
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import Comparison, Phase, Threshold
@@ -144,3 +145,23 @@ def test_nothing_kept_of_any_output_exceeds_its_bound(lines: list[tuple[str, str
     assert all(_size(v) <= VALUE_BYTES + 64 for v in parsed.metrics.values())
     assert all(_size(k) <= KEY_BYTES + 3 for k in parsed.invalid_names)
     assert _size(parsed.message) <= MESSAGE_BYTES + 1024
+
+
+def test_a_skip_marker_only_the_cut_head_held_reads_as_an_undeclared_skip() -> None:
+    log = b"NCCL_SKIP: no fabric\n" + b"x\n" * LOG_TAIL_BYTES
+    parsed = parse("nccl", log, 2)
+    assert parsed.undeclared_skip
+    assert NOTE in parsed.message
+
+
+@settings(max_examples=200)
+@given(
+    data=st.text(alphabet="ab\n", max_size=200).map(str.encode),
+    limit=st.integers(min_value=1, max_value=40),
+    piece=st.integers(min_value=1, max_value=17),
+)
+def test_a_streamed_log_is_cut_exactly_like_a_whole_one(
+    data: bytes, limit: int, piece: int
+) -> None:
+    chunks = [data[i : i + piece] for i in range(0, len(data), piece)]
+    assert stream_tail(chunks, limit) == log_tail(data, limit)

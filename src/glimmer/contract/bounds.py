@@ -18,6 +18,8 @@ The bounds keep verdicts fail-closed:
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from glimmer.contract.text import clamp_utf8
@@ -83,6 +85,24 @@ def log_tail(stdout: str | bytes, limit: int = LOG_TAIL_BYTES) -> Tail:
     # window[0] is the byte before the kept part: a newline there means no line is cut.
     start = window.find(b"\n")
     return Tail(window[start + 1 :] if start >= 0 else b"", total)
+
+
+def stream_tail(chunks: Iterable[bytes], limit: int = LOG_TAIL_BYTES) -> Tail:
+    """:func:`log_tail` of a log read in pieces (a backend streaming a pod log), holding no more
+    than ``limit`` plus one piece at any time, however long the log is."""
+    kept: deque[bytes] = deque()
+    held = total = 0
+    for chunk in chunks:
+        kept.append(chunk)
+        held += len(chunk)
+        total += len(chunk)
+        while kept and held - len(kept[0]) > limit:
+            held -= len(kept.popleft())
+    window = b"".join(kept)
+    if total <= limit:
+        return Tail(window, total)
+    cut = log_tail(window, limit)  # window holds more than limit bytes: the same cut
+    return Tail(cut.data, total)
 
 
 def clamp_text(text: str, limit: int) -> tuple[str, int]:
