@@ -14,6 +14,7 @@ from glimmer.backends.sim import RunnerReply, RunnerRequest, SimBackend
 from glimmer.backends.sim_driver import Drive, drive
 from glimmer.backends.sim_faults import ExecutionFault
 from glimmer.engine.backend import NodeView
+from glimmer.engine.keys import CORDON_OWNER
 from glimmer.engine.reconciler import Engine
 
 API = "burnin.glimmer.ai/v1alpha1"
@@ -178,3 +179,48 @@ def reply(stdout: str = "", exit_code: int = 0) -> RunnerReply:
 
 
 GATE_MISCOMPARES = {"metric": "miscompares", "comparison": "Equal", "value": "0"}
+
+
+class Interlock(SimBackend):
+    """A simulator that measures the interlock at every instant the engine acts, and after
+    every event: how many nodes carry a live execution, and how many carry this run's cordon.
+    ``worst`` is the most of each seen; ``outside`` counts cordons the stored status did not
+    account for, checked by :meth:`after_pass` once a pass has written what it decided."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.worst = [0, 0]
+        self.outside: list[tuple[float, str]] = []
+
+    def measure(self) -> None:
+        loaded = {
+            e.node
+            for table in self._runs_exec.values()
+            for e in table.live()  # every run
+        }
+        cordoned = [n for n in self.nodes.values() if n.annotations.get(CORDON_OWNER)]
+        self.worst[0] = max(self.worst[0], len(loaded))
+        self.worst[1] = max(self.worst[1], len(cordoned))
+
+    def after_pass(self) -> None:
+        """Every cordon this run holds is in its stored ``status.cordonedNodes``."""
+        for run in self.runs.values():
+            owner = f"{run.metadata.namespace}/{run.name}/{run.metadata.uid}"
+            held = set((run.status.cordoned_nodes if run.status else None) or ())
+            for node in self.nodes.values():
+                if node.annotations.get(CORDON_OWNER) == owner and node.name not in held:
+                    self.outside.append((self.t, node.name))
+
+    def update_node(self, name: str, **kwargs: Any) -> Any:
+        out = super().update_node(name, **kwargs)
+        self.measure()
+        return out
+
+    def create_execution(self, spec: Any) -> None:
+        super().create_execution(spec)
+        self.measure()
+
+    def _apply(self, event: Any) -> bool:
+        applied = super()._apply(event)
+        self.measure()
+        return applied

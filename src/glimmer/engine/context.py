@@ -46,6 +46,9 @@ class Pass:
     rendezvous: bool = False
     awaiting_start: bool = False
     checkpoint_due: bool = False
+    # Set on the first pass an engine makes over a run, and after a pass that failed: look for
+    # this run's stamps the status does not account for (a cordon written just before a crash).
+    audit_stamps: bool = False
     on_written: Callable[[BurnInRun, Book], None] | None = None
     # Units a pass found with nothing to do, kept by the engine between its own passes and
     # reused only for the identical result and execution objects (see node_unit).

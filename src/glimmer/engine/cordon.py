@@ -65,6 +65,11 @@ def cordon_node(ctx: Pass, name: str, test: PlannedTest) -> None:
     owner = node.annotations.get(CORDON_OWNER)
     if owner is not None and owner != ctx.owner:
         return  # someone else's cordon: leave the node alone, and do not hold it
+    if name not in ctx.cordoned and len(ctx.cordoned) >= ctx.cap:
+        # The cap bounds cordons at every instant, not only once the pass has released what
+        # it no longer holds: the last wave of one test was still cordoned while the first
+        # wave of the next was stamped (cap 8, 16 cordoned). Give back the idle ones first.
+        release_idle(ctx)
     heat = _heat_change(ctx, node, test)
     try:
         if owner is None:
@@ -116,6 +121,20 @@ def release_idle(ctx: Pass) -> None:
     """After the sweep: release every held node the run no longer has work on."""
     for name in sorted(ctx.cordoned - ctx.busy):
         release_node(ctx, name)
+
+
+def account_stamps(ctx: Pass) -> None:
+    """Resume: a node carrying this run's stamp that the status does not list was cordoned by a
+    pass that stopped before its status write. Adopt it when the run has work there (it is
+    held from now on, and recorded by this pass's write); release it at once otherwise, before
+    anything new is cordoned, so it neither idles until teardown nor costs a slot."""
+    for node in ctx.backend.list_nodes():
+        if node.name in ctx.cordoned or node.annotations.get(CORDON_OWNER) != ctx.owner:
+            continue
+        if node.name in ctx.busy:
+            ctx.cordoned.add(node.name)
+        else:
+            _unstamp(ctx, node)
 
 
 def release_all(ctx: Pass) -> None:

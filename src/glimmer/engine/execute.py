@@ -1,28 +1,45 @@
 """The execution pass (§2.6): tests in plan order, one at a time; units within a test in waves
 under the live cap; then release every held node the run no longer has work on.
 
-"Busy" is every node of a live execution's unit plus every node of an open result: a node stays
-held between segments, repeats and retries, so the wave never leaks onto another target and a
-soak's cordon is never released halfway.
+"Busy" is every node of a live execution's unit, every node of a terminated execution the status
+has not recorded yet, and every node of an open result: a node stays held between segments,
+repeats and retries, so the wave never leaks onto another target and a soak's cordon is never
+released halfway. An execution that ended before any pass saw it (evicted a second after it
+started) keeps its slot until it is harvested — once its slot went to the next node while its
+retry was created too, one node over the cap — and being busy, it is harvested on the very next
+pass instead of waiting for a slot.
 """
 
 from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.contract.vocab import TERMINAL_PHASES
+from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.context import Pass
-from glimmer.engine.cordon import release_idle
+from glimmer.engine.cordon import account_stamps, release_idle
 from glimmer.engine.group_unit import advance_group
 from glimmer.engine.node_unit import advance_node
 from glimmer.engine.pair_unit import advance_pair
 from glimmer.engine.results import attempt_number
 
 
+def _unit_key(execution: Execution) -> str:
+    spec = execution.spec
+    return spec.unit_nodes[0] if spec.unit_nodes else spec.node
+
+
+def _unrecorded(ctx: Pass, execution: Execution) -> bool:
+    """A terminated execution whose unit the status does not know yet (no result at all): its
+    ending is still to be harvested. (One of an open result is held through the result.)"""
+    return ctx.book.get(execution.spec.test, _unit_key(execution)) is None
+
+
 def _seed_busy(ctx: Pass) -> None:
     busy: set[str] = set()
-    for execution in ctx.executions.live():
-        busy.update(execution.spec.unit_nodes or (execution.node,))
+    for execution in ctx.executions:
+        if execution.live or _unrecorded(ctx, execution):
+            busy.update(execution.spec.unit_nodes or (execution.node,))
     busy |= ctx.book.holding_nodes()
     ctx.busy = busy
 
@@ -93,6 +110,8 @@ def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
 def execute(ctx: Pass) -> None:
     """Sweep the plan; the flags on ``ctx`` say what was found."""
     _seed_busy(ctx)
+    if ctx.audit_stamps:
+        account_stamps(ctx)
     _condemn_stale(ctx)
     for index, test in enumerate(ctx.plan.tests):
         if _fail_fast_stop(ctx):

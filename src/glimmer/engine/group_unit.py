@@ -10,7 +10,13 @@ from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
-from glimmer.engine.harvest import Harvest, first_log_error, harvest_execution, waiting_detail
+from glimmer.engine.harvest import (
+    Harvest,
+    ended_at,
+    first_log_error,
+    harvest_execution,
+    waiting_detail,
+)
 from glimmer.engine.names import execution_name, rank_role, service_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
@@ -83,7 +89,8 @@ def _settle(
     root = ranks[0]
     name = root.name if root is not None else ""
     started = root.started_at if root is not None else None
-    complete(ctx, test, targets, attempt, name, parsed, started)
+    ended = ended_at(*(r for r in ranks if r is not None and not r.live))
+    complete(ctx, test, targets, attempt, name, parsed, started, ended)
     _condemn_all(ctx, ranks)
     ctx.harvested = True
 

@@ -6,6 +6,7 @@ verdict layer. Also the waiting-side facts an overdue execution is reported with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import ParsedResult
@@ -68,6 +69,12 @@ def waiting_detail(execution: Execution) -> str:
     if execution.waiting_reason:
         return f" (kubelet: {execution.waiting_reason}: {execution.waiting_message})"
     return ""
+
+
+def ended_at(*executions: Execution | None) -> datetime | None:
+    """When the last of a unit's terminated executions ended (None: none reports it)."""
+    ends = [e.finished_at for e in executions if e is not None and e.finished_at is not None]
+    return max(ends) if ends else None
 
 
 def first_log_error(*harvests: Harvest | None) -> str | None:

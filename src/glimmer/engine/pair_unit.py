@@ -11,7 +11,7 @@ from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
-from glimmer.engine.harvest import first_log_error, harvest_execution, waiting_detail
+from glimmer.engine.harvest import ended_at, first_log_error, harvest_execution, waiting_detail
 from glimmer.engine.names import execution_name, service_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
@@ -79,7 +79,7 @@ def _gate(
         harvest = harvest_execution(ctx.backend, sv)
         parsed = combine_pair(both[0], both[1], harvest.parsed, None)
         parsed = apply_log_fetch_rule(parsed, to_contract(test.spec.thresholds), harvest.log_error)
-        complete(ctx, test, nodes, attempt, names[0], parsed, sv.started_at)
+        complete(ctx, test, nodes, attempt, names[0], parsed, sv.started_at, ended_at(sv))
         ctx.harvested = True
         return True
     if overdue(ctx, test, sv):
@@ -150,6 +150,7 @@ def _decide(
     )
     log_error = first_log_error(client_harvest, server_harvest)
     parsed = apply_log_fetch_rule(parsed, to_contract(test.spec.thresholds), log_error)
-    complete(ctx, test, nodes, attempt, cl.name, parsed, sv.started_at or cl.started_at)
+    ended = ended_at(cl, None if sv.live else sv)
+    complete(ctx, test, nodes, attempt, cl.name, parsed, sv.started_at or cl.started_at, ended)
     ctx.harvested = True
     return True

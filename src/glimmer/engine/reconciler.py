@@ -3,7 +3,9 @@
 A pass reads the run and everything the backend observes fresh, decides, acts through the
 backend, and says when to come back. Nothing is kept between passes except an index of the
 status this engine last wrote, reused only when that very status is read back; a new engine
-given only the stored run carries on where another stopped.
+given only the stored run carries on where another stopped. Because a pass that stopped part-way
+(a crash, a failed write) may have cordoned a node it never recorded, the first pass an engine
+makes over a run, and the first after one of its passes failed, looks for such stamps.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Engine:
         self._plans: OrderedDict[str, PlanDocument] = OrderedDict()
         self._index: dict[str, tuple[list[TestResult], Index]] = {}
         self._quiet: dict[str, dict[tuple[str, str], tuple[Any, Any, datetime]]] = {}
+        self._audited: set[str] = set()  # runs whose stamps this engine has accounted for
         self.passes = 0
 
     def _plan(self, value: str) -> PlanDocument:
@@ -86,6 +89,14 @@ class Engine:
         run = self.backend.get_run(namespace, name)
         if run is None:
             return Outcome(None)
+        uid = run.metadata.uid or ""
+        try:
+            return self._reconcile(run)
+        except BaseException:
+            self._audited.discard(uid)  # whatever it cordoned may not have been recorded
+            raise
+
+    def _reconcile(self, run: BurnInRun) -> Outcome:
         if run.metadata.deletion_timestamp is not None:
             return deleted_path(self._pass(run, EMPTY_PLAN))
         phase = run.status.phase if run.status else Phase.PENDING
@@ -106,7 +117,11 @@ class Engine:
             return terminate(ctx, Phase.ERROR)
         if phase is Phase.PENDING:
             return mark_running(self._pass(run, plan))
-        return step(self._pass(run, plan))
+        ctx = self._pass(run, plan)
+        uid = run.metadata.uid or ""
+        ctx.audit_stamps = uid not in self._audited
+        self._audited.add(uid)
+        return step(ctx)
 
     def _plan_or_empty(self, run: BurnInRun) -> PlanDocument:
         value = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)

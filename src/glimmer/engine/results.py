@@ -146,8 +146,14 @@ def complete(
     pod_name: str,
     parsed: ParsedResult,
     started_at: datetime | None = None,
+    ended_at: datetime | None = None,
 ) -> TestResult:
-    """Record a finished attempt and let the verdict layer decide the unit's next step."""
+    """Record a finished attempt and let the verdict layer decide the unit's next step.
+
+    ``ended_at`` is when the execution itself ended, as the substrate reports it: finishedAt is
+    that instant, not when a pass happened to notice (after a resume that was minutes later).
+    An attempt the machinery decided (overdue, lost, unbuildable) ends when it was decided."""
+    finished_at = ended_at or ctx.now
     result = observe(ctx, test, nodes, attempt, pod_name, started_at)
     spec = test.spec
     step = complete_attempt(
@@ -163,7 +169,7 @@ def complete(
         update={
             "phase": step.attempt.phase,
             "exit_code": parsed.exit_code,
-            "finished_at": ctx.now,
+            "finished_at": finished_at,
             "metrics": dict(step.attempt.metrics) or None,
             "message": step.attempt.message,
             "pod_name": pod_name or attempts[-1].pod_name,
@@ -182,7 +188,7 @@ def complete(
         "segments_completed": state.segments_completed,
         "aggregated_metrics": dict(state.aggregated_metrics) or None,
         "message": step.message,
-        "finished_at": ctx.now,
+        "finished_at": finished_at,
     }
     if parsed.metrics:
         update["metrics"] = dict(parsed.metrics)
