@@ -1,13 +1,24 @@
 """The status is the checkpoint: kill the engine anywhere, resume with a new engine from only
 the stored run, and end exactly where an uninterrupted engine ends — same verdict, same
-results, every cordon released, nothing created twice."""
+results (timestamps included), every cordon released, nothing created twice. After every pass
+no cordon of the run is missing from its stored status, and at every call and event the run
+holds no more nodes under load or cordoned than its cap — crashed or not, machinery faults or
+not."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from engine_world import GATE_MISCOMPARES, ScriptedRunner, reply, run_object, spec_of, world
+from engine_world import (
+    GATE_MISCOMPARES,
+    Interlock,
+    ScriptedRunner,
+    reply,
+    run_object,
+    spec_of,
+    world,
+)
 
 from glimmer.backends.sim import SimBackend
 from glimmer.backends.sim_driver import settled
@@ -23,8 +34,9 @@ class Crash(Exception):
     """The engine process died here."""
 
 
-class CrashingBackend(SimBackend):
-    """Raises :class:`Crash` just before or just after the n-th action the engine asks for."""
+class CrashingBackend(Interlock):
+    """Raises :class:`Crash` just before or just after the n-th action the engine asks for, and
+    measures the interlock at every action and event (:class:`Interlock`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -144,6 +156,7 @@ def scenario(points: set[int], build: Any = node_world) -> tuple[Any, CrashingBa
             crashes += 1
             engine = Engine(backend)  # a new process: nothing but the stored run survives
             continue
+        backend.after_pass()
         run = backend.get_run("default", "run")
         assert run is not None
         if settled(run):
@@ -181,6 +194,8 @@ def test_killed_at_200_random_points_ends_exactly_like_an_uninterrupted_run() ->
     assert crashes >= CRASHES * 0.9
     assert _fingerprint(resumed, backend) == _fingerprint(clean, clean_backend)
     assert not [c for c in backend.creates if c.startswith("again")]
+    assert backend.outside == []
+    assert backend.worst[0] <= 8 and backend.worst[1] <= 8
     assert len(set(backend.creates)) == len(set(clean_backend.creates))
     assert all(not n.unschedulable and not n.annotations for n in backend.nodes.values())
     # Every envelope but a checkpoint (never retried, §2.12a) went out at least once.
@@ -201,3 +216,44 @@ def test_pair_and_group_units_resume_from_any_point() -> None:
         assert crashes > 0, trial
         assert _fingerprint(resumed, backend) == _fingerprint(clean, clean_backend)
         assert not [c for c in backend.creates if c.startswith("again")]
+
+
+def faulty_world() -> Any:
+    """6 nodes at cap 2 with a machinery fault of every kind the simulator has, on first
+    attempts (retried once): evicted before any pass saw it run, deleted mid-run, never
+    scheduled, stuck pulling its image, hung, exiting early, and a log that cannot be read."""
+    tests = {
+        "burn": spec_of("gpu-burn", durationSeconds=300, thresholds=[GATE_MISCOMPARES]),
+        "twice": spec_of("memory-bw", repeatCount=2, checkpointIntervalSeconds=100),
+    }
+    runner = ScriptedRunner(default="miscompares=0").on(
+        reply("miscompares=2"), test="burn", node="node-005"
+    )
+    faults = [
+        ExecutionFault("evicted", test="burn", node="node-001", attempt=1, after=0.1),
+        ExecutionFault("deleted", test="burn", node="node-002", attempt=1, after=120),
+        ExecutionFault("unschedulable", test="burn", node="node-003", attempt=1),
+        ExecutionFault("image-pull", test="twice", node="node-000", attempt=1),
+        ExecutionFault("hang", test="twice", node="node-004", attempt=1),
+        ExecutionFault("early-exit", test="twice", node="node-002", attempt=2, after=30),
+        ExecutionFault("log-unreadable", test="burn", node="node-004", attempt=1),
+        ExecutionFault("evicted", test="twice", node="node-005", after=0.1),
+    ]
+    entries = [{"testRef": "burn"}, {"testRef": "twice"}]
+    w = world(6, tests, entries, runner=runner, faults=faults, backend_cls=CrashingBackend)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2, retryOnErrorLimit=1))
+    return w
+
+
+def test_a_crash_before_or_after_any_backend_call_under_machinery_faults_changes_nothing() -> None:
+    clean, clean_backend, _ = scenario(set(), faulty_world)
+    assert clean_backend.worst[0] <= 2 and clean_backend.worst[1] <= 2
+    assert clean_backend.outside == []
+    expected = _fingerprint(clean, clean_backend)
+    for point in range(1, clean_backend.step + 1):
+        resumed, backend, crashes = scenario({point}, faulty_world)
+        assert crashes == 1, point
+        assert _fingerprint(resumed, backend) == expected, point  # timestamps included
+        assert backend.outside == [], point  # no cordon the stored status does not list
+        assert backend.worst[0] <= 2 and backend.worst[1] <= 2, point
+        assert not [c for c in backend.creates if c.startswith("again")], point
