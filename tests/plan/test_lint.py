@@ -74,3 +74,25 @@ def test_conformance_samples_report_exactly_the_shipped_defects(shared_dir: Path
         # Appendix C: a gate on a metric fabric-soak never emits.
         ("BurnInTest/fabric-soak-extended", "spec.thresholds[0]", Severity.UNSOUND),
     ]
+
+
+WRITABLE_ROOT = """\
+apiVersion: burnin.glimmer.ai/v1alpha1
+kind: BurnInTest
+metadata: {name: disk}
+spec:
+  kind: custom
+  runner:
+    hostPaths:
+      - {path: /sys, mountPath: /host/sys}
+      - {path: /./, mountPath: /host/root, readOnly: false}
+      - {path: /, mountPath: /host/root-ro}
+      - {path: /var/tmp/burnin, mountPath: /scratch, readOnly: false}
+"""
+
+
+def test_a_writable_root_host_path_is_flagged_at_its_read_only_field_and_line() -> None:
+    findings = lint_loaded(load_text(WRITABLE_ROOT, source="disk.yaml"))
+    assert [(f.location.field, f.location.line, f.severity) for f in findings] == [
+        ("spec.runner.hostPaths[1].readOnly", 9, Severity.UNSOUND)
+    ]

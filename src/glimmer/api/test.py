@@ -41,9 +41,19 @@ class VendorImage(Wire):
 
 
 def _absolute(path: str) -> str:
+    """``path`` normalised (``//``, ``/./`` and a trailing ``/`` dropped), so ``/dev/`` and
+    ``/dev`` are one mount and ``//`` is ``/``; a ``..`` segment is refused rather than
+    resolved: ``/dev/../etc`` names /etc while reading as /dev, and nobody reviewing a test
+    should have to work out which folder of the node it reaches."""
     if not path.startswith("/"):
         raise ValueError(f"{path!r} is not an absolute path (it must start with /)")
-    return path
+    segments = [s for s in path.split("/") if s not in ("", ".")]
+    if ".." in segments:
+        raise ValueError(
+            f"{path!r} climbs with '..'; write the folder it means without it "
+            "(a host path is named as it is, never worked out)"
+        )
+    return "/" + "/".join(segments)
 
 
 class HostPathMount(Wire):

@@ -38,7 +38,13 @@ def definition_of(spec: BurnInTestSpec) -> TestDefinition:
     runner = spec.runner
     env: dict[str, str] = {}
     probe_port: int | None = None
+    writable: list[tuple[int, str]] = []
     if runner is not None:
+        writable = [
+            (i, mount.path)
+            for i, mount in enumerate(runner.host_paths or ())
+            if not mount.read_only
+        ]
         for var in runner.env or ():
             if var.value is not None:
                 env[var.name] = var.value
@@ -53,6 +59,7 @@ def definition_of(spec: BurnInTestSpec) -> TestDefinition:
         segment_seconds=spec.soak.segment_seconds if spec.soak else None,
         readiness_tcp_port=probe_port,
         env=env,
+        writable_host_paths=tuple(writable),
     )
 
 

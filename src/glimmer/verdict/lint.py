@@ -183,7 +183,8 @@ def lint_thresholds(thresholds: Sequence[Threshold], kind: str = CUSTOM) -> list
 class TestDefinition:
     """The parts of a (planned or declared) test the linter reads.
 
-    ``segment_seconds`` is None when the test is not a segmented soak.
+    ``segment_seconds`` is None when the test is not a segmented soak. ``writable_host_paths``
+    are the host paths mounted read-write, each with its index in ``runner.hostPaths``.
     """
 
     __test__ = False  # a domain name, not a pytest class
@@ -195,6 +196,16 @@ class TestDefinition:
     segment_seconds: int | None = None
     readiness_tcp_port: int | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    writable_host_paths: Sequence[tuple[int, str]] = ()
+
+
+# Host paths a runner should never be able to write, and why (paths as the loader normalises
+# them). A test measures a node; writing the node's whole filesystem is never part of that.
+WRITABLE_HOST_PATH_RISKS: Mapping[str, str] = {
+    "/": "mounts the node's whole filesystem read-write: the runner can change or delete "
+    "anything on the node, its kubelet, drivers and other tenants' data included; mount the "
+    "one folder it writes (a scratch folder, /dev/infiniband) and leave / read-only",
+}
 
 
 def _field_problem(field: str, severity: Severity, reason: str) -> Problem:
@@ -268,8 +279,17 @@ def _probe_problem(test: TestDefinition) -> Problem | None:
     )
 
 
+def _host_path_problems(test: TestDefinition) -> list[Problem]:
+    return [
+        _field_problem(f"runner.hostPaths[{index}].readOnly", Severity.UNSOUND, why)
+        for index, path in test.writable_host_paths
+        if (why := WRITABLE_HOST_PATH_RISKS.get(path)) is not None
+    ]
+
+
 def lint_test(test: TestDefinition) -> list[Problem]:
-    """Lint a whole test: its gates against its kind, its duration, probe and soak shape."""
+    """Lint a whole test: its gates against its kind, its duration, probe, host paths and soak
+    shape."""
     problems = lint_thresholds(test.thresholds, test.kind)
     if burst_only(test.kind) and test.duration_seconds > 0 and test.segment_seconds is None:
         problems.append(
@@ -283,6 +303,7 @@ def lint_test(test: TestDefinition) -> list[Problem]:
     probe = _probe_problem(test)
     if probe is not None:
         problems.append(probe)
+    problems += _host_path_problems(test)
     if test.segment_seconds is not None:
         problems += soak_problems(
             test.kind, test.duration_seconds, test.segment_seconds, test.repeat_count
