@@ -60,9 +60,10 @@ def _read_line(kind: str, raw_line: bytes, resolved: dict[str, str | None]) -> _
     key = trim_space(line[:eq])
     if not key or " " in key or "\t" in key:
         return _Line(text=line)
-    if len(key) > KEY_BYTES:
+    clamped, key_bytes = clamp_text(key, KEY_BYTES)
+    if key_bytes > KEY_BYTES:
         # Never a legal name, and not to be stored whole in the rejected list either.
-        return _Line(rejected=clamp_text(key, KEY_BYTES)[0], key_too_long=True)
+        return _Line(rejected=clamped, key_too_long=True)
     if key in resolved:
         name = resolved[key]
     else:
