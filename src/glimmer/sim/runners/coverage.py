@@ -2,13 +2,14 @@
 the nodes it reaches and on nodes it does not, and say which detector saw it.
 
 A detector (kind, metric) *detected* a mode when a built-in test of that kind, on a unit the
-fault reaches, settled Failed or Error because of it: its gate on the metric was violated, or
-the runner itself failed and the metric differs from the same unit on the healthy fleet (the
-noise is seeded per call, so only the fault can move it). A detector is *exercised* by the
-built-in profiles when a built-in test of its kind (and scope) gates its metric, or its runner
-fails on that metric by itself; an exercised detector that did not fire is *missed*. Detectors
-the built-ins do not exercise are still probed directly, with a plain test of their kind, to
-show the runner sees the fault.
+fault reaches, settled Failed or Error with its gate on that metric violated; an outcome
+detector (kind, no metric) when the unit settled Failed or Error at all, and then the gates it
+violated, or the runner's own verdict when it violated none, are what failed it. A metric that
+merely differs from the healthy fleet while something else failed the unit is not a detection:
+nothing judged it. A detector is *exercised* by the built-in profiles when a built-in test of
+its kind (and scope) gates its metric; an exercised detector that did not fire is *missed*.
+Detectors the built-ins do not exercise are still probed directly, with a plain test of their
+kind, to show the runner sees the fault.
 
 How the tests are settled is a :class:`Method`. :data:`RUNNERS` settles one unit at a time
 through the simulated runners, contract.parse and the verdict rules (harness.run_unit), with no
@@ -27,6 +28,7 @@ from functools import cache
 from typing import Any
 
 from glimmer.api.test import BurnInTestSpec
+from glimmer.api.threshold import to_contract
 from glimmer.contract.kinds import kind_spec
 from glimmer.contract.vocab import Phase, RunnerVerdict
 from glimmer.fleet.build import build
@@ -38,22 +40,7 @@ from glimmer.sim.modes import MODE_BY_NAME, MODES, FaultMode
 from glimmer.sim.runners.detectors import OUTSIDE_BUILTINS, CoverageDetector, detectors
 from glimmer.sim.runners.harness import UnitResult, builtins, run_unit
 from glimmer.sim.twin import FleetSim
-
-# What each runner fails on by itself (exit 1), whatever the profile gates (§9).
-SELF_GATED: dict[str, frozenset[str]] = {
-    "host-health": frozenset(
-        {"xidEvents", "eccErrors", "remappedRows", "pcieReplayErrors", "nicLinkDownEvents"}
-    ),
-    "clockprobe": frozenset({"sustainedClockPct"}),
-    "thermal-soak": frozenset({"miscompares", "nonfiniteCount", "throttleEvents",
-                               "sustainedClockPct"}),
-    "gpu-burn": frozenset({"miscompares", "nonfiniteCount", "eccErrors"}),
-    "gemm-sweep": frozenset({"maxRelativeError", "nonfiniteCount"}),
-    "compute-smoke": frozenset({"maxRelError", "nonfiniteCount"}),
-    "dcgm-diag": frozenset({"diagTestsFailed"}),
-    "nccl": frozenset({"miscompares"}),
-    "fabric-soak": frozenset({"soakFailedIterations"}),
-}  # fmt: skip
+from glimmer.verdict import evaluate
 
 HGX64 = "hgx-64"
 AI_FACTORY = "ai-factory"
@@ -140,6 +127,7 @@ class DetectorResult:
     status: Status
     evidence: str  # the unit and figure that showed it, or why not
     probe: str = ""  # what a plain test of the kind saw, for detectors the built-ins miss
+    failed_by: str = ""  # detected: the test and the gate (or runner verdict) that failed it
 
 
 @dataclass(frozen=True)
@@ -149,8 +137,6 @@ class ModeResult:
     affected: tuple[UnitResult, ...]
     healthy: tuple[UnitResult, ...]
     detectors: tuple[DetectorResult, ...]
-    # The reached units settled the same way on the healthy fleet, where a detector needed one.
-    baseline: tuple[UnitResult, ...] = ()
 
     @property
     def out_of_scope(self) -> bool:
@@ -179,9 +165,8 @@ class Units:
         return tuple(dict.fromkeys((*self.reached, *self.unreached)))
 
 
-# Settles the built-in tests on the units given, on one fleet. Called with the same units on
-# the faulty and on the healthy fleet, it must settle the same executions (the same seeds), so
-# a metric the runner failed on can be compared with its healthy value.
+# Settles the built-in tests on the units given, on one fleet (the faulty one, or the healthy
+# fleet of the healthy sweep).
 Settle = Callable[[FleetSim, Units], list[UnitResult]]
 
 # How one test is settled on one unit (the probes): harness.run_unit, or a run through the
@@ -241,21 +226,8 @@ def _scenario_units(scenario: Scenario) -> Units:
     return Units(scenario.affected, scenario.healthy, tuple(links))
 
 
-def _occurrences(results: Sequence[UnitResult]) -> list[tuple[str, tuple[str, ...], int]]:
-    """Each result's (test, unit, how many earlier results had both): a test that several
-    profiles share settles once per profile on a unit."""
-    seen: dict[tuple[str, tuple[str, ...]], int] = {}
-    keys = []
-    for r in results:
-        k = seen.get((r.test, r.nodes), 0)
-        seen[(r.test, r.nodes)] = k + 1
-        keys.append((r.test, r.nodes, k))
-    return keys
-
-
 def _gated(kind: str, metric: str, scope: str | None) -> bool:
-    if metric in SELF_GATED.get(kind, frozenset()):
-        return True
+    """A built-in test of ``kind`` (at ``scope``) has a gate on ``metric``."""
     return any(
         spec.kind == kind
         and (scope is None or spec.scope.value == scope)
@@ -264,44 +236,91 @@ def _gated(kind: str, metric: str, scope: str | None) -> bool:
     )
 
 
-def _judge(
-    det: CoverageDetector,
-    affected: Sequence[UnitResult],
-    baseline: Callable[[int], UnitResult | None],
-) -> tuple[Status, str]:
-    """``baseline(i)``: ``affected[i]``'s unit settled the same way on the healthy fleet."""
+def gate_text(test: str, index: int | None, metric: str) -> str:
+    """The gate a violation names, as the built-in test writes it (``xidEvents Equal 0``)."""
+    spec = builtins().tests.get(test)
+    gates = (spec.thresholds or []) if spec is not None else []
+    if index is not None and 0 <= index < len(gates) and gates[index].metric == metric:
+        g = gates[index]
+        return f"{g.metric} {g.comparison.value} {g.value}"
+    return next((f"{g.metric} {g.comparison.value} {g.value}" for g in gates if g.metric == metric),
+                metric)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OwnGate:
+    gate: str
+    reason: str
+
+
+def _own_gate_fails(r: UnitResult, metric: str) -> OwnGate | None:
+    """The unit's own built-in gate on ``metric``, when it fails on the value the runner
+    reported (None: the test does not gate the metric, or the gate holds)."""
+    spec = builtins().tests.get(r.test)
+    gates = [t for t in (spec.thresholds or []) if t.metric == metric] if spec else []
+    if not gates:
+        return None
+    found = evaluate(r.parsed.metrics, r.parsed.unmeasurable, to_contract(gates)).violations
+    if not found:
+        return None
+    return OwnGate(gate_text(r.test, None, metric), found[0].reason)
+
+
+def failed_by(r: UnitResult) -> str:
+    """What failed a unit: the gates it violated, else the runner's own verdict."""
+    gates = [gate_text(r.test, v.index, v.metric) for v in r.outcome.violations]
+    if gates:
+        return ", ".join(f"`{g}`" for g in dict.fromkeys(gates))
+    return f"runner {r.parsed.verdict} (exit {r.parsed.exit_code})"
+
+
+def _judge(det: CoverageDetector, affected: Sequence[UnitResult]) -> tuple[Status, str, str]:
+    """(status, evidence, what failed the unit when detected)."""
     specs = builtins().tests
     relevant = [
-        (i, r) for i, r in enumerate(affected)
+        r for r in affected
         if r.kind == det.kind and (det.scope is None or specs[r.test].scope.value == det.scope)
     ]  # fmt: skip
     if not relevant:
         where = f" at {det.scope} scope" if det.scope else ""
-        return Status.OUTSIDE, f"no built-in test runs {det.kind}{where}"
-    for i, r in relevant:
-        phase = r.outcome.phase
+        return Status.OUTSIDE, f"no built-in test runs {det.kind}{where}", ""
+    failed = [r for r in relevant if r.outcome.phase in (Phase.FAILED, Phase.ERROR)]
+    for r in failed:
         unit = "/".join(r.nodes)
-        if phase not in (Phase.FAILED, Phase.ERROR):
-            continue
         if det.metric is None:
-            return Status.DETECTED, f"{r.test} on {unit}: {phase} ({r.outcome.message[:120]})"
+            by = failed_by(r)
+            return (
+                Status.DETECTED,
+                (f"{r.test} on {unit}: {r.outcome.phase} by {by} ({r.outcome.message[:120]})"),
+                f"{r.test} {by}",
+            )
         for v in r.outcome.violations:
             if v.metric == det.metric:
-                return Status.DETECTED, f"{r.test} on {unit}: {v.reason}"
-        got = r.parsed.metrics.get(det.metric)
-        runner_failed = r.parsed.verdict is RunnerVerdict.FAIL
-        if not runner_failed or got is None:
-            continue
-        base = baseline(i)
-        want = base.parsed.metrics.get(det.metric) if base else None
-        if got != want:
-            return Status.DETECTED, (
-                f"{r.test} on {unit}: runner failed, {det.metric}={got} (healthy {want})"
+                gate = gate_text(r.test, v.index, v.metric)
+                return (
+                    Status.DETECTED,
+                    (f"{r.test} on {unit}: `{gate}` violated ({v.reason})"),
+                    f"{r.test} `{gate}`",
+                )
+        # A runner that fails by itself settles the unit before any gate is evaluated. Its
+        # metric still counts when the test's own gate on it fails on the reported value: that
+        # gate would have failed the unit too. A metric no gate of the test judges never counts.
+        own = _own_gate_fails(r, det.metric)
+        if r.parsed.verdict is RunnerVerdict.FAIL and own is not None:
+            return (
+                Status.DETECTED,
+                f"{r.test} on {unit}: runner Fail (exit {r.parsed.exit_code}: "
+                f"{r.outcome.message[:100]}); its gate `{own.gate}` fails too ({own.reason})",
+                f"{r.test} runner Fail + `{own.gate}`",
             )
     if det.metric is None or _gated(det.kind, det.metric, det.scope):
-        phases = ", ".join(f"{r.test}:{r.outcome.phase}" for _, r in relevant)
-        return Status.MISSED, f"exercised but not seen ({phases})"
-    return Status.NOT_GATED, f"no built-in {det.kind} test gates {det.metric}"
+        phases = ", ".join(f"{r.test}:{r.outcome.phase}" for r in relevant)
+        return Status.MISSED, f"exercised but not seen ({phases})", ""
+    why = f"no built-in {det.kind} test gates {det.metric}"
+    if failed:
+        r = failed[0]
+        why += f" ({r.test} on {'/'.join(r.nodes)} failed by {failed_by(r)}, not by this metric)"
+    return Status.NOT_GATED, why, ""
 
 
 def _probe_spec(kind: str, scope: str, fleet: Topology) -> BurnInTestSpec:
@@ -359,20 +378,12 @@ def cover(mode_name: str, method: Method = RUNNERS) -> ModeResult:
     settled = method.settle(sick, units)
     affected = [r for r in settled if reached & set(r.nodes)]
     healthy = [r for r in settled if not reached & set(r.nodes)]
-    keys = _occurrences(affected)
-    found: list[UnitResult] = []
-
-    def baseline(i: int) -> UnitResult | None:
-        if not found:  # settled once, and only when a detector asks
-            found.extend(r for r in method.settle(well, units) if reached & set(r.nodes))
-        return dict(zip(_occurrences(found), found, strict=True)).get(keys[i])
-
     results = []
     for det in detectors(mode):
-        status, evidence = _judge(det, affected, baseline)
+        status, evidence, by = _judge(det, affected)
         probe = "" if status is Status.DETECTED else _probe(det, scenario, sick, well, method.probe)
-        results.append(DetectorResult(det, status, evidence, probe))
-    return ModeResult(mode, scenario, tuple(affected), tuple(healthy), tuple(results), tuple(found))
+        results.append(DetectorResult(det, status, evidence, probe, by))
+    return ModeResult(mode, scenario, tuple(affected), tuple(healthy), tuple(results))
 
 
 def cover_all(method: Method = RUNNERS) -> list[ModeResult]:

@@ -52,11 +52,12 @@ def _verdict(r: ModeResult) -> str:
 
 def _summary(results: list[ModeResult]) -> list[str]:
     lines = [
-        "| mode | target in the sweep | built-in profiles | detected by |",
+        "| mode | target in the sweep | built-in profiles | failed by (test and gate) |",
         "|---|---|---|---|",
     ]
     for r in results:
-        by = ", ".join(f"{d.detector.kind} {_metric(d.detector.metric)}" for d in r.detected_by)
+        # What failed the unit (its test and the gate it violated), not only what moved.
+        by = ", ".join(dict.fromkeys(d.failed_by for d in r.detected_by))
         lines.append(
             f"| `{r.mode.name}` | `{r.scenario.target}` ({r.scenario.fleet}) | {_verdict(r)} "
             f"| {by or '—'} |"
@@ -136,15 +137,17 @@ def render(results: list[ModeResult], healthy: HealthySweep, method: Method) -> 
         f"profiles — {profiles} — runs on the nodes the fault reaches and on nodes it does "
         f"not, {method.words}.",
         "",
-        "A detector (kind, metric) is **detected** when a built-in test of that kind settled "
-        "Failed or Error on a reached unit because of it: its gate on the metric was violated, "
-        "or the runner itself failed and the metric differs from the same unit settled the same "
-        "way (the same runs, so the same seeds) on the healthy fleet. **missed** means the "
-        "built-ins gate that metric (or the runner fails on it) yet nothing settled on it — the "
-        "sweep fails then. **not gated** means a built-in test runs the kind but nothing judges "
-        "the metric; **outside** means no built-in test runs the kind at that scope. Those are "
-        "run directly with a plain test of the kind to show whether the runner sees the fault "
-        "at all.",
+        "A detector (kind, metric) is **detected** only when a built-in test of that kind "
+        "settled Failed or Error on a reached unit with its gate on that metric violated; an "
+        "*outcome* detector (a kind with no metric) when the unit settled Failed or Error at "
+        "all. The summary's last column names what failed each unit: the test and the gate it "
+        "violated, or `runner Fail (exit 1)` / `runner Error (exit 3)` when the runner's own "
+        "verdict failed it and no gate did. A metric that only moved while something else "
+        "failed the unit is not counted. **missed** means the built-ins gate that metric yet "
+        "nothing settled on it — the sweep fails then. **not gated** means a built-in test runs "
+        "the kind but no gate judges the metric; **outside** means no built-in test runs the "
+        "kind at that scope. Those are run directly with a plain test of the kind to show "
+        "whether the runner sees the fault at all.",
         "",
         "## Summary",
         "",
