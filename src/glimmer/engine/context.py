@@ -17,7 +17,7 @@ from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.contract.vocab import Phase
-from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet
+from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet, ExecutionSpec
 from glimmer.engine.book import Book
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.plan.slots import effective_cap
@@ -49,6 +49,10 @@ class Pass:
     # Set on the first pass an engine makes over a run, and after a pass that failed: look for
     # this run's stamps the status does not account for (a cordon written just before a crash).
     audit_stamps: bool = False
+    # Executions that may end before their unit has a result (created, or live with none), as
+    # the engine's previous pass left them; None: not known, so this pass looks at every one.
+    unrecorded: set[str] | None = None
+    created: set[str] = field(default_factory=set)
     on_written: Callable[[BurnInRun, Book], None] | None = None
     # Units a pass found with nothing to do, kept by the engine between its own passes and
     # reused only for the identical result and execution objects (see node_unit).
@@ -107,6 +111,12 @@ class Pass:
         interval = test.spec.checkpoint_interval_seconds or 0
         if interval > 0:
             self.in_flight_intervals.append(interval)
+
+    def create(self, spec: ExecutionSpec) -> None:
+        """Create an execution, and remember it until its unit has a result (it may end before
+        any pass sees it run)."""
+        self.backend.create_execution(spec)
+        self.created.add(spec.name)
 
     def condemn(self, execution: Execution | None) -> None:
         if execution is not None and execution.live:

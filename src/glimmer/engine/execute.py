@@ -37,11 +37,39 @@ def _unrecorded(ctx: Pass, execution: Execution) -> bool:
 
 def _seed_busy(ctx: Pass) -> None:
     busy: set[str] = set()
-    for execution in ctx.executions:
-        if execution.live or _unrecorded(ctx, execution):
+    for execution in ctx.executions.live():
+        busy.update(execution.spec.unit_nodes or (execution.node,))
+    # Only an execution the engine created, or saw live, while its unit had no result can be
+    # unrecorded: an engine that knows which those are looks only at them (a 1,024-node run
+    # otherwise walks every execution it ever made on every pass); one that does not (a fresh
+    # engine, or one whose last pass failed) looks at all of them once.
+    watched = ctx.executions if ctx.unrecorded is None else _watched(ctx, ctx.unrecorded)
+    still: set[str] = set()
+    for execution in watched:
+        if _unrecorded(ctx, execution):
+            still.add(execution.name)
             busy.update(execution.spec.unit_nodes or (execution.node,))
+    ctx.unrecorded = still
     busy |= ctx.book.holding_nodes()
     ctx.busy = busy
+
+
+def _watched(ctx: Pass, names: set[str]) -> list[Execution]:
+    found = [ctx.executions.get(name) for name in names]
+    found += ctx.executions.live()
+    return [e for e in found if e is not None]
+
+
+def unrecorded_after(ctx: Pass) -> set[str]:
+    """What the next pass of this engine watches: the executions still without a result, and
+    those created by this pass."""
+    still = {name for name in ctx.unrecorded or () if _is_unrecorded(ctx, name)}
+    return still | ctx.created
+
+
+def _is_unrecorded(ctx: Pass, name: str) -> bool:
+    execution = ctx.executions.get(name)
+    return execution is not None and _unrecorded(ctx, execution)
 
 
 def _condemn_stale(ctx: Pass) -> None:

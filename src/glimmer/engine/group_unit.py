@@ -138,7 +138,7 @@ def _gather(
             record_machinery_error(ctx, test, targets, attempt, root.name, e.message, root)
             _condemn_all(ctx, ranks)
             return True
-        ctx.backend.create_execution(spec)  # no interlock re-check: paid at the root
+        ctx.create(spec)  # no interlock re-check: paid at the root
     ctx.in_flight(test, waiting=True)
     maybe_checkpoint(ctx, test, result, root)  # as a pass finding every rank would
     return True

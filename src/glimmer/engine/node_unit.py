@@ -101,7 +101,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
             record_machinery_error(ctx, test, nodes, attempt, name, e.message)
             return True
         cordon_node(ctx, node, test)
-        ctx.backend.create_execution(spec)
+        ctx.create(spec)
         ctx.busy.add(node)
         ctx.in_flight(test, waiting=True)
         return True

@@ -111,7 +111,7 @@ def _gate(
         record_machinery_error(ctx, test, nodes, attempt, names[1], e.message, sv)
         ctx.condemn(sv)
         return True
-    ctx.backend.create_execution(spec)  # the interlock was paid when the server started
+    ctx.create(spec)  # the interlock was paid when the server started
     ctx.in_flight(test, waiting=True)
     return True
 

@@ -21,6 +21,7 @@ from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import Backend
 from glimmer.engine.book import Book, Index
 from glimmer.engine.context import Pass
+from glimmer.engine.execute import unrecorded_after
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.engine.start import StartFn, mark_running, start
 from glimmer.engine.step import step
@@ -48,6 +49,7 @@ class Engine:
         self._index: dict[str, tuple[list[TestResult], Index]] = {}
         self._quiet: dict[str, dict[tuple[str, str], tuple[Any, Any, datetime]]] = {}
         self._audited: set[str] = set()  # runs whose stamps this engine has accounted for
+        self._unrecorded: dict[str, set[str]] = {}  # see execute._seed_busy
         self.passes = 0
 
     def _plan(self, value: str) -> PlanDocument:
@@ -94,6 +96,7 @@ class Engine:
             return self._reconcile(run)
         except BaseException:
             self._audited.discard(uid)  # whatever it cordoned may not have been recorded
+            self._unrecorded.pop(uid, None)  # nor what it created
             raise
 
     def _reconcile(self, run: BurnInRun) -> Outcome:
@@ -121,7 +124,11 @@ class Engine:
         uid = run.metadata.uid or ""
         ctx.audit_stamps = uid not in self._audited
         self._audited.add(uid)
-        return step(ctx)
+        ctx.unrecorded = self._unrecorded.pop(uid, None)
+        outcome = step(ctx)
+        if ctx.unrecorded is not None:
+            self._unrecorded[uid] = unrecorded_after(ctx)
+        return outcome
 
     def _plan_or_empty(self, run: BurnInRun) -> PlanDocument:
         value = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)

@@ -98,7 +98,7 @@ def start_rendezvous_unit(
         return True
     for node in nodes:
         cordon_node(ctx, node, test)
-    ctx.backend.create_execution(spec)
+    ctx.create(spec)
     ctx.busy.update(nodes)
     ctx.in_flight(test, waiting=True, rendezvous=True)
     return True
