@@ -203,19 +203,19 @@ def test_killed_at_200_random_points_ends_exactly_like_an_uninterrupted_run() ->
     assert announced <= {(d.reason, d.key) for d in backend.deliveries}
 
 
-def test_pair_and_group_units_resume_from_any_point() -> None:
+def test_pair_and_group_units_resume_from_a_crash_before_or_after_any_backend_call() -> None:
     clean, clean_backend, _ = scenario(set(), link_and_collective_world)
     results = {r.name: r for r in clean.status.results}
     assert [a.phase for a in results["link"].attempts] == [Phase.ERROR, Phase.PASSED]
     assert results["ring"].error_retries == 2 and results["ring"].phase is Phase.PASSED
-    rng = random.Random(7)
-    total = clean_backend.step
-    for trial in range(3):
-        points = set(rng.sample(range(1, total + 1), min(40, total)))
-        resumed, backend, crashes = scenario(points, link_and_collective_world)
-        assert crashes > 0, trial
-        assert _fingerprint(resumed, backend) == _fingerprint(clean, clean_backend)
-        assert not [c for c in backend.creates if c.startswith("again")]
+    expected = _fingerprint(clean, clean_backend)
+    for point in range(1, clean_backend.step + 1):
+        resumed, backend, crashes = scenario({point}, link_and_collective_world)
+        assert crashes == 1, point
+        assert _fingerprint(resumed, backend) == expected, point
+        assert not [c for c in backend.creates if c.startswith("again")], point
+        assert backend.outside == [], point
+        assert backend.worst[0] <= 3 and backend.worst[1] <= 3, point
 
 
 def faulty_world() -> Any:
