@@ -38,6 +38,30 @@ ObjectName = Annotated[
 ]
 
 
+# A namespace is an RFC 1123 label. Beyond Kubernetes' own rule this matters here because a
+# namespace becomes a folder on this host (a ConfigMap sink's configmaps/<namespace>/<name>):
+# only a real namespace name keeps ``../..`` from leading outside the state folder.
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_LABEL = re.compile(DNS_LABEL)
+NAMESPACE_CHARS = 63
+
+
+def _namespace(name: str) -> str:
+    if len(name) > NAMESPACE_CHARS or not _LABEL.match(name):
+        raise ValueError(
+            f"{name!r} is not a valid namespace (lower-case letters, digits and '-', "
+            f"starting and ending with a letter or digit, at most {NAMESPACE_CHARS})"
+        )
+    return name
+
+
+NamespaceName = Annotated[
+    str,
+    AfterValidator(_namespace),
+    Field(max_length=NAMESPACE_CHARS, json_schema_extra={"pattern": DNS_LABEL}),
+]
+
+
 class OwnerReference(Carried):
     """The object that owns this one (a schedule owns the runs it created)."""
 
@@ -54,7 +78,7 @@ class ObjectMeta(Carried):
 
     name: ObjectName | None = None
     generate_name: str | None = None
-    namespace: str | None = None
+    namespace: NamespaceName | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     uid: str | None = None

@@ -47,7 +47,6 @@ _SECRET_VALUE = re.compile(
     re.IGNORECASE,
 )
 _SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a namespace: an RFC 1123 label
 _SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")  # what Kubernetes allows as a Secret's key
 
 
@@ -250,17 +249,3 @@ class BurnInSink(Resource):
 
     spec: BurnInSinkSpec
     status: BurnInSinkStatus | None = None
-
-    @model_validator(mode="after")
-    def _a_namespace_that_can_exist(self) -> BurnInSink:
-        # The namespace becomes a folder of a ConfigMap sink on this host
-        # (``configmaps/<namespace>/<name>``): only what Kubernetes accepts as one is a name
-        # there, so ``../..`` cannot lead outside the state folder.
-        namespace = self.metadata.namespace
-        if namespace is not None and (len(namespace) > 63 or not _LABEL.fullmatch(namespace)):
-            raise item_error(
-                "metadata.namespace",
-                f"{namespace!r} is not a valid namespace (lower-case letters, digits and '-', "
-                "starting and ending with a letter or digit, at most 63)",
-            )
-        return self
