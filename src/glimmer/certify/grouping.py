@@ -28,6 +28,14 @@ from glimmer.sim.device_facts import facts
 # Labels a GPU node carries on Kubernetes (GPU feature discovery, the platform's topology
 # label) and that :func:`fleet_nodes` writes for a simulated fleet.
 CLIQUE_LABEL = "nvidia.com/gpu.clique"  # the MNNVL domain (GB200/GB300 NVL72)
+
+
+def mnnvl_on(enabled: bool | None, nodes: Sequence[NodeInfo]) -> bool:
+    """MNNVL as a category's option sets it; unset, on when the nodes carry a clique label
+    (NVL72 parts: the controller's default)."""
+    return enabled if enabled is not None else any(CLIQUE_LABEL in n.labels for n in nodes)
+
+
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 RACK_LABEL = "topology.glimmer.ai/rack"  # our rack label; clouds have their own (§8 cluster info)
 LEAF_LABEL = "topology.glimmer.ai/leaf"  # the backend leaf of the node's rail-0 port

@@ -14,6 +14,7 @@ from glimmer.certify.grouping import (
     Group,
     NodeInfo,
     domain_key,
+    mnnvl_on,
     partition,
 )
 from glimmer.certify.isolate import DEFAULT_MIN_GROUP_SIZE, isolate
@@ -46,11 +47,7 @@ def run_communication(
 ) -> CategoryResult:
     """Run the collective over the groups of the test scale; isolate what fails."""
     o = cat.options
-    mnnvl = (
-        o.enable_mnnvl
-        if o.enable_mnnvl is not None
-        else any(CLIQUE_LABEL in n.labels for n in nodes)
-    )
+    mnnvl = mnnvl_on(o.enable_mnnvl, nodes)
     products = {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}
     parser = bandwidth_parser(log_profile(cat.log_profile)) if cat.log_profile else NCCL_BANDWIDTH
     oracle = NcclOracle(

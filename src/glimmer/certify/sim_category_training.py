@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from glimmer.certify.grouping import CLIQUE_LABEL, PRODUCT_LABEL, NodeInfo, partition
+from glimmer.certify.grouping import CLIQUE_LABEL, PRODUCT_LABEL, NodeInfo, mnnvl_on, partition
 from glimmer.certify.isolate import isolate
 from glimmer.certify.isolate_types import Diagnosis, Outcome, Probe
 from glimmer.certify.measure_goodput import parse_training
@@ -147,11 +147,7 @@ def run_training_category(
 ) -> CategoryResult:
     """Run the training category over its groups, judge each job, isolate what fails."""
     o = cat.options
-    mnnvl = (
-        o.enable_mnnvl
-        if o.enable_mnnvl is not None
-        else any(CLIQUE_LABEL in n.labels for n in nodes)
-    )
+    mnnvl = mnnvl_on(o.enable_mnnvl, nodes)
     npj = min(o.nodes_per_job or len(nodes), len(nodes))
     groups = partition(nodes, npj)
     trainer = _Trainer(twin, cat, {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}, seed)
