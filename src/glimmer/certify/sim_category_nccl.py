@@ -25,8 +25,9 @@ from glimmer.certify.sim_result import (
     WORKLOAD,
     CategoryResult,
     FailedNode,
-    Isolation,
     dedupe,
+    diagnosis_reasons,
+    isolation_of,
 )
 from glimmer.certify.sim_spec import Category
 from glimmer.sim.twin import FleetSim
@@ -83,23 +84,10 @@ def run_communication(
     if status_bad:
         parts = [f"{len(bad_runs)} of {len(runs)} groups failed"] if runs else []
         if diag:
-            parts.append(diag.message)
-            parts += [
-                f"infrastructure fault between {', '.join(f.group_a)} and {', '.join(f.group_b)}"
-                for f in diag.infrastructure
-            ]
+            parts += diagnosis_reasons(diag)
         reason = "; ".join(parts)
     bandwidth = merge([], [row for g in groups for row in _group_rows(oracle, g.name)])
-    isolation = None
-    if diag:
-        isolation = Isolation(
-            diag.rounds,
-            diag.tests,
-            diag.message,
-            tuple(
-                f"{', '.join(f.group_a)} <-> {', '.join(f.group_b)}" for f in diag.infrastructure
-            ),
-        )
+    isolation = isolation_of(diag)
     return CategoryResult(
         cat.domain,
         cat.variant,

@@ -23,8 +23,9 @@ from glimmer.certify.sim_result import (
     CategoryResult,
     FailedNode,
     GroupRun,
-    Isolation,
     dedupe,
+    diagnosis_reasons,
+    isolation_of,
 )
 from glimmer.certify.sim_spec import Category
 from glimmer.certify.sim_training import TrainingJob, run_training
@@ -185,22 +186,9 @@ def run_training_category(
     if bad:
         parts = [f"{len(bad)} of {len(runs)} training jobs failed"]
         if diag:
-            parts.append(diag.message)
-            parts += [
-                f"infrastructure fault between {', '.join(f.group_a)} and {', '.join(f.group_b)}"
-                for f in diag.infrastructure
-            ]
+            parts += diagnosis_reasons(diag)
         reason = "; ".join(parts)
-    isolation = None
-    if diag:
-        isolation = Isolation(
-            diag.rounds,
-            diag.tests,
-            diag.message,
-            tuple(
-                f"{', '.join(f.group_a)} <-> {', '.join(f.group_b)}" for f in diag.infrastructure
-            ),
-        )
+    isolation = isolation_of(diag)
     return CategoryResult(
         cat.domain,
         cat.variant,

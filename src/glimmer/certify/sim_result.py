@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from glimmer.certify.isolate_types import Diagnosis
 from glimmer.certify.measure import SizeResult
 from glimmer.errors import InputError, Location
 
@@ -54,6 +55,23 @@ class Isolation:
     jobs: int
     message: str
     infrastructure: tuple[str, ...] = ()
+
+
+def diagnosis_reasons(diag: Diagnosis) -> list[str]:
+    """What a diagnosis adds to a failed category's reason: its message and each fault
+    between groups that no single node explains."""
+    return [diag.message] + [
+        f"infrastructure fault between {', '.join(f.group_a)} and {', '.join(f.group_b)}"
+        for f in diag.infrastructure
+    ]
+
+
+def isolation_of(diag: Diagnosis | None) -> Isolation | None:
+    """The report card's isolation line of a diagnosis (None: nothing was isolated)."""
+    if diag is None:
+        return None
+    pairs = tuple(f"{', '.join(f.group_a)} <-> {', '.join(f.group_b)}" for f in diag.infrastructure)
+    return Isolation(diag.rounds, diag.tests, diag.message, pairs)
 
 
 @dataclass(frozen=True)
