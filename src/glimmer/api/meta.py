@@ -22,19 +22,30 @@ DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 _SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
 
 
-def _object_name(name: str) -> str:
-    if not _SUBDOMAIN.match(name):
-        raise ValueError(
+OBJECT_NAME_CHARS = 253
+
+
+def object_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a Kubernetes object (a DNS subdomain), or None."""
+    if len(name) > OBJECT_NAME_CHARS or not _SUBDOMAIN.match(name):
+        return (
             f"{name!r} is not a valid object name (lower-case letters, digits, '-' and '.', "
-            "starting and ending with a letter or digit)"
+            f"starting and ending with a letter or digit, at most {OBJECT_NAME_CHARS})"
         )
+    return None
+
+
+def _object_name(name: str) -> str:
+    problem = object_name_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
     return name
 
 
 ObjectName = Annotated[
     str,
     AfterValidator(_object_name),
-    Field(max_length=253, json_schema_extra={"pattern": DNS_SUBDOMAIN}),
+    Field(max_length=OBJECT_NAME_CHARS, json_schema_extra={"pattern": DNS_SUBDOMAIN}),
 ]
 
 

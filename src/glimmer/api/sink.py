@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from glimmer.api.base import ZERO, Bool, Wire, item_error
 from glimmer.api.k8s import SecretKeySelector
-from glimmer.api.meta import DNS_SUBDOMAIN, Resource
+from glimmer.api.meta import Resource, object_name_problem
 
 WEBHOOK_SCHEMES = ("http", "https")
 
@@ -46,7 +46,6 @@ _SECRET_VALUE = re.compile(
     r"(?<=[?&;])(" + "|".join(re.escape(n) for n in sorted(SECRET_PARAMS)) + r")=[^&#;\s]*",
     re.IGNORECASE,
 )
-_SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
 _SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")  # what Kubernetes allows as a Secret's key
 
 
@@ -127,15 +126,6 @@ def redact(text: str) -> str:
     return _SECRET_VALUE.sub(r"\1=***", _USERINFO.sub("***@", text))
 
 
-def _object_name_problem(name: str) -> str | None:
-    if len(name) > 253 or not _SUBDOMAIN.match(name):
-        return (
-            f"{name!r} is not a valid object name (lower-case letters, digits, '-' and '.', "
-            "starting and ending with a letter or digit, at most 253)"
-        )
-    return None
-
-
 class SinkType(StrEnum):
     """The delivery mechanism. Prometheus takes no configuration."""
 
@@ -171,7 +161,7 @@ class WebhookSink(Wire):
             return self
         if not ref.name:
             raise item_error(".tokenSecretRef.name", "a token Secret needs a name")
-        why = _object_name_problem(ref.name)
+        why = object_name_problem(ref.name)
         if why is not None:
             raise item_error(".tokenSecretRef.name", why)
         if len(ref.key) > 253 or not _SECRET_KEY.fullmatch(ref.key) or ref.key in {".", ".."}:
@@ -191,7 +181,7 @@ class ConfigMapSink(Wire):
     @classmethod
     def _an_object_name(cls, name: str) -> str:
         # It names a ConfigMap (on this host, a folder): nothing else is a valid name.
-        why = _object_name_problem(name)
+        why = object_name_problem(name)
         if why is not None:
             raise ValueError(why)
         return name
