@@ -1,7 +1,8 @@
 from glimmer.api.load import load_text
+from glimmer.api.overlay import apply_overlay, is_env_safe_axis
 from glimmer.api.profile import BurnInProfile, TestVariant
 from glimmer.api.test import BurnInTestSpec
-from glimmer.plan.variants import apply_overlay, expand_entry, is_env_safe_axis
+from glimmer.plan.variants import expand_entry
 
 PARENT = BurnInTestSpec.model_validate(
     {

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from glimmer.api.overlay import is_env_safe_axis
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
@@ -26,7 +27,6 @@ from glimmer.api.threshold import to_contract
 from glimmer.contract.kinds import kind_spec
 from glimmer.errors import GlimmerError
 from glimmer.plan.slots import PAIR_SIZE
-from glimmer.plan.variants import is_env_safe_axis
 from glimmer.verdict.lint import MAX_ADVISED, Problem, Severity, lint_thresholds, soak_problems
 from glimmer.verdict.text import name_some, plural, quote
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from glimmer.api.k8s import EnvVar
+from glimmer.api.overlay import variant_env
 from glimmer.api.test import BurnInTestSpec
 from glimmer.plan.quantity import canonical_quantity
-from glimmer.plan.variants import is_env_safe_axis
 
 DEFAULT_DURATION_SECONDS = 600
 # activeDeadlineSeconds = execution + 120 s; a Group rank also waits for peers the engine has
@@ -126,9 +126,7 @@ def runner_env(
     limits = resource_limits(spec)
     if limits is not None:
         env.append(_var("BURNIN_RESOURCE_LIMITS", limits))
-    for axis in sorted(axes or {}):
-        if is_env_safe_axis(axis):
-            env.append(_var(f"BURNIN_VARIANT_{axis.upper()}", (axes or {})[axis]))
+    env += variant_env(axes or {})
     if isinstance(place, PairPlace):
         env += [
             _var("BURNIN_ROLE", place.role),

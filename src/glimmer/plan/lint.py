@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glimmer.api.load import Loaded
+from glimmer.api.overlay import apply_overlay
 from glimmer.api.profile import BurnInProfile, TestVariant
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.api.threshold import to_contract
 from glimmer.contract.kinds import CUSTOM
 from glimmer.errors import Location
-from glimmer.plan.variants import apply_overlay
 from glimmer.verdict.lint import Problem, Severity, TestDefinition, lint_test
 
 
