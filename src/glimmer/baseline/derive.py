@@ -28,7 +28,7 @@ from glimmer.baseline.rules import (
     derive_gate,
 )
 from glimmer.baseline.source import SourceGate, judge
-from glimmer.baseline.suite import Planned, Suite, planned_tests
+from glimmer.baseline.suite import Planned, Suite, planned_tests, without_gpu_class_matrices
 from glimmer.errors import InputError, Location
 from glimmer.verdict.lint import lint_thresholds
 
@@ -174,6 +174,7 @@ def derive(
     ``keep_source`` is False). Raises InputError when the runs measured none of the profile's
     tests, and GuaranteeBroken if a gate of the output would fail a clean unit.
     """
+    suite, matrix_notes = without_gpu_class_matrices(suite)
     planned = planned_tests(suite)
     usable = {
         key: s
@@ -197,5 +198,5 @@ def derive(
         )
         for group in groups
     ]
-    notes = [*collection.notes, *_kind_notes(collection, planned)]
+    notes = [*collection.notes, *matrix_notes, *_kind_notes(collection, planned)]
     return Derivation(suite, collection.runs, k, min_samples, min_margin, profiles, notes)

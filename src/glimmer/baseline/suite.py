@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from glimmer.api.profile import BurnInProfile, TestVariant
 from glimmer.api.test import BurnInTestSpec
 from glimmer.api.threshold import Threshold
+from glimmer.contract.gpu_class import AXIS as GPU_CLASS_AXIS
 from glimmer.errors import InputError, Location
 
 
@@ -68,10 +69,39 @@ def planned_tests(suite: Suite) -> list[Planned]:
     return out
 
 
+def _selects_only_gates(cells: list[TestVariant]) -> bool:
+    """The cells differ only in which GPU class they judge and the gates they judge it by."""
+    return all(
+        set(cell.axes or {}) == {GPU_CLASS_AXIS}
+        and cell.model_fields_set <= {"name", "axes", "thresholds"}
+        for cell in cells
+    )
+
+
+def without_gpu_class_matrices(suite: Suite) -> tuple[Suite, list[str]]:
+    """The suite with each per-product (gpuClass) matrix run as its parent test, and a note per
+    matrix. Such a matrix only chooses which gates judge a node; a baseline measures without
+    gates and ``derive`` splits the samples by GPU product itself, so its cells would only add
+    results that Skip."""
+    profile = suite.profile.model_copy(deep=True)
+    notes = []
+    for index, entry in enumerate(profile.spec.tests):
+        if entry.variants and _selects_only_gates(entry.variants):
+            notes.append(
+                f"{entry.entry_name(index)}: its {GPU_CLASS_AXIS} cells "
+                f"({', '.join(c.name for c in entry.variants)}) ran as the one test; the "
+                "samples are split by GPU product instead"
+            )
+            entry.variants = None
+            entry.model_fields_set.discard("variants")
+    return Suite(profile, suite.tests), notes
+
+
 def thresholdless(suite: Suite) -> Suite:
     """A copy of the suite with every gate removed (tests, inline entries and cells), fit for a
-    baseline run, which refuses any gate. Tests the profile does not name are left out."""
-    profile = suite.profile.model_copy(deep=True)
+    baseline run, which refuses any gate. Tests the profile does not name are left out, and a
+    per-product matrix runs as its parent test (:func:`without_gpu_class_matrices`)."""
+    profile = without_gpu_class_matrices(suite)[0].profile
     tests: dict[str, BurnInTestSpec] = {}
     for index, entry in enumerate(profile.spec.tests):
         if entry.inline is not None:

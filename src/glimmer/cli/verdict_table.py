@@ -28,6 +28,7 @@ from glimmer.cli.run_evidence import (
 )
 from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.engine.progress import progress_of
+from glimmer.reports.matrix import columns, judged_elsewhere, presented
 from glimmer.verdict.text import plural
 
 PHASE_STYLE = {
@@ -64,8 +65,12 @@ def _cell(finding: Finding | None, phase: Phase) -> Text:
 def _rows(run: BurnInRun) -> tuple[list[str], dict[str, dict[str, Text]]]:
     """The planned tests and, per unit label, its cell for each test it has a result of."""
     plan = plan_of(run)
-    results = [r for r in ((run.status.results if run.status else None) or ()) if not r.synthetic]
-    tests = [t.name for t in plan.tests] if plan else list(dict.fromkeys(r.name for r in results))
+    every = [r for r in ((run.status.results if run.status else None) or ()) if not r.synthetic]
+    # A gpuClass matrix shows as its parent, one verdict per node (reports.matrix).
+    column = columns(plan)
+    results = presented(every)
+    names = [t.name for t in plan.tests] if plan else [r.name for r in results]
+    tests = list(dict.fromkeys(column.get(t, t) for t in names))
     rows: dict[str, dict[str, Text]] = {}
     if plan is not None:
         node_tests = [t.name for t in plan.tests if t.spec.scope.value == "Node"]
@@ -76,7 +81,12 @@ def _rows(run: BurnInRun) -> tuple[list[str], dict[str, dict[str, Text]]]:
     for result in results:
         label = unit_label(result)
         cell = _cell(by_unit.get((label, result.name)), result.phase)
-        rows.setdefault(label, {})[result.name] = cell
+        shown = rows.setdefault(label, {})
+        name = column.get(result.name, result.name)
+        # Two cells judging one node (both errored on a GPU no class lists): the first that
+        # did not pass stays.
+        if name not in shown or shown[name].plain.startswith(Phase.PASSED.value):
+            shown[name] = cell
     return tests, rows
 
 
@@ -205,9 +215,11 @@ def verdict_line(run: BurnInRun) -> Text:
     line.append(": ")
     line.append(phase.value, style=PHASE_STYLE.get(phase, ""))
     if status is not None:
+        declined = sum(judged_elsewhere(r) for r in status.results or [])
+        why = f" ({declined} by per-product cells of another GPU class)" if declined else ""
         line.append(
             f" — {status.passed} passed, {status.failed} failed, {status.errored} errored, "
-            f"{status.skipped} skipped of {units} {plural(units, 'unit')}{_took(run)}"
+            f"{status.skipped} skipped{why} of {units} {plural(units, 'unit')}{_took(run)}"
         )
     return line
 

@@ -105,8 +105,8 @@ _EMITTED: dict[str, frozenset[str]] = {
         hostToDeviceBandwidthMaxGBs deviceToHostBandwidthMaxGBs deviceToDeviceBandwidthMaxGBs
         peerReadBandwidthGBs peerWriteBandwidthGBs peerReadBandwidthMaxGBs
         peerWriteBandwidthMaxGBs memoryBandwidthGBs hostToDeviceBandwidthSpreadPct
-        nvbandwidthRef gpuName devicesVisible cudaDriverVersion transferSizeBytes testSamples
-        elapsedS gfxTarget
+        nvbandwidthRef gpuName gpuClass devicesVisible cudaDriverVersion transferSizeBytes
+        testSamples elapsedS gfxTarget
         """
     ),
     "memory-stress": _names(

@@ -36,6 +36,10 @@ class Sku:
     shutdown_c: float | None
     max_operating_c: float | None
     hgx_map: str
+    # The least host<->device copy bandwidth per direction (GB/s) a healthy GPU of this product
+    # reaches: what the built-in profiles gate memory-bw at for it (per product, since PCIe Gen4,
+    # Gen5 and NVLink-C2C hosts differ several-fold).
+    host_copy_gate_gbs: float | None
     sources: str
 
     @property
@@ -70,6 +74,7 @@ def parse(text: str) -> dict[str, Sku]:
             shutdown_c=_opt_float(row["shutdown_c"]),
             max_operating_c=_opt_float(row["max_operating_c"]),
             hgx_map=row["hgx_map"],
+            host_copy_gate_gbs=_opt_float(row["host_copy_gate_gbs"]),
             sources=row["sources"],
         )
         _check(sku)

@@ -25,6 +25,7 @@ from glimmer.contract.vocab import TERMINAL_PHASES, Phase, Scope
 from glimmer.fleet.topology import Topology
 from glimmer.reports.figures import Distribution, SeriesChart, distributions, soak_series
 from glimmer.reports.findings import Finding, finding_of
+from glimmer.reports.matrix import columns, judged_elsewhere
 from glimmer.reports.racks import Rack, racks_of
 from glimmer.reports.units import Gate, Unit
 from glimmer.reports.words import status_word, worst
@@ -72,7 +73,7 @@ class NodeView:
 
     def result(self, test: str) -> tuple[Unit, ...]:
         """This node's results of one test (several when a test ran more than once here)."""
-        return tuple(u for u in self.results if u.name == test)
+        return tuple(u for u in self.results if u.shown_as == test)
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,7 @@ def assemble(run: BurnInRun, fleet: Topology | None = None, stamp: Stamp | None 
     plan, plan_problem = _plan(run)
     planned = {t.name: t for t in plan.tests} if plan else {}
     results = (status.results if status else None) or []
+    column = columns(plan)
     units = tuple(
         Unit(
             result=r,
@@ -260,6 +262,7 @@ def assemble(run: BurnInRun, fleet: Topology | None = None, stamp: Stamp | None 
             ),
             required=planned[r.name].required if r.name in planned else None,
             finding=finding_of(r, plan),
+            column=column.get(r.name, ""),
         )
         for r in results
     )
@@ -267,9 +270,9 @@ def assemble(run: BurnInRun, fleet: Topology | None = None, stamp: Stamp | None 
     final = status is not None and status.phase in TERMINAL_PHASES
     baseline = bool(run.spec.baseline or (plan is not None and plan.baseline))
 
-    in_plan = [t.name for t in plan.tests] if plan else []
-    others = sorted({u.name for u in units if not u.synthetic and u.name not in in_plan})
-    ran = {u.name for u in units}
+    in_plan = list(dict.fromkeys(column.get(t.name, t.name) for t in plan.tests)) if plan else []
+    others = sorted({u.shown_as for u in units if not u.synthetic and u.shown_as not in in_plan})
+    ran = {u.shown_as for u in units}
     tests = tuple([t for t in in_plan if t in ran] + others)
 
     links = tuple(u for u in units if u.is_link)
@@ -282,6 +285,8 @@ def assemble(run: BurnInRun, fleet: Topology | None = None, stamp: Stamp | None 
     own: dict[str, list[Unit]] = {}
     touching: dict[str, list[Unit]] = {}
     for u in units:
+        if judged_elsewhere(u.result):
+            continue  # a gpuClass cell that declined a node another cell judges
         if u.is_link:
             for n in dict.fromkeys(u.nodes):
                 touching.setdefault(n, []).append(u)

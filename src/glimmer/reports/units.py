@@ -41,6 +41,9 @@ class Unit:
     gates: tuple[Gate, ...]
     required: bool | None  # None when the pinned plan does not name the test
     finding: Finding | None = None  # set when the unit did not pass: the gates it missed
+    # The test it is shown under: its own name, or its parent's for a gpuClass cell
+    # (reports.matrix); empty means its own name.
+    column: str = ""
 
     @property
     def missed(self) -> frozenset[str]:
@@ -54,6 +57,10 @@ class Unit:
     @property
     def name(self) -> str:
         return self.result.name
+
+    @property
+    def shown_as(self) -> str:
+        return self.column or self.result.name
 
     @property
     def kind(self) -> str:

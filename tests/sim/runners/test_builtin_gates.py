@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from runner_kit import HGX, HGX2, NVL, NVL2, PCIE, PCIE2
 
-from glimmer.contract.vocab import Phase
+from glimmer.sim.runners.coverage import settled_as_due
 from glimmer.sim.runners.harness import builtins, run_unit
 from glimmer.sim.twin import FleetSim
 
@@ -24,7 +24,8 @@ def test_every_built_in_test_passes_on_a_healthy_node(
     healthy: FleetSim, name: str, node: str
 ) -> None:
     result = run_unit(healthy, name, builtins().tests[name], _unit(name, node))
-    assert result.outcome.phase is Phase.PASSED, result.outcome.message
+    # Passed, or a per-product cell that declines a node another cell judges.
+    assert settled_as_due(result, healthy.topo), result.outcome.message
 
 
 def test_every_profile_names_only_known_tests() -> None:

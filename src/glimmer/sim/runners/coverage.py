@@ -29,6 +29,7 @@ from typing import Any
 
 from glimmer.api.test import BurnInTestSpec
 from glimmer.api.threshold import to_contract
+from glimmer.contract.gpu_class import Choice, choose
 from glimmer.contract.kinds import kind_spec
 from glimmer.contract.vocab import Phase, RunnerVerdict
 from glimmer.fleet.build import build
@@ -39,6 +40,7 @@ from glimmer.sim.faults import Fault
 from glimmer.sim.modes import MODE_BY_NAME, MODES, FaultMode
 from glimmer.sim.runners.detectors import OUTSIDE_BUILTINS, CoverageDetector, detectors
 from glimmer.sim.runners.harness import UnitResult, builtins, run_unit
+from glimmer.sim.runners.node import gpu_names
 from glimmer.sim.twin import FleetSim
 from glimmer.verdict import evaluate
 
@@ -147,7 +149,20 @@ class ModeResult:
         return tuple(d for d in self.detectors if d.status is Status.DETECTED)
 
     def false_failures(self) -> tuple[UnitResult, ...]:
-        return tuple(r for r in self.healthy if r.outcome.phase is not Phase.PASSED)
+        topo = topology(self.scenario.fleet)
+        return tuple(r for r in self.healthy if not settled_as_due(r, topo))
+
+
+def settled_as_due(r: UnitResult, topo: Topology) -> bool:
+    """A healthy unit settled as it must: Passed, or Skipped by a per-product cell
+    (contract.gpu_class) that another cell of the matrix judges, and said so."""
+    if r.outcome.phase is Phase.PASSED:
+        return True
+    spec = builtins().tests.get(r.test)
+    if r.outcome.phase is not Phase.SKIPPED or spec is None or spec.runner is None:
+        return False
+    env = {e.name: e.value or "" for e in spec.runner.env or []}
+    return choose(env, gpu_names(topo, r.nodes[0])).choice is Choice.SKIP
 
 
 @dataclass(frozen=True)
@@ -424,11 +439,13 @@ class HealthySweep:
     units: int
     failures: tuple[UnitResult, ...]
     by_test: dict[str, int]
+    declined: int = 0  # Skipped by a per-product cell because another cell judges the node
 
 
 def healthy_sweep(gpus: int = 4096, method: Method = RUNNERS) -> HealthySweep:
     """Every built-in test on every node of a healthy generated HGX fleet (pairs: neighbours),
-    with measurement noise; nothing may settle other than Passed."""
+    with measurement noise; nothing may settle other than Passed, or Skipped in a per-product
+    cell of another class."""
     topo = build(generate_fleet(gpus, "hgx", f"healthy-{gpus}"), source="generated")
     hosts = tuple(n.hostname for n in topo.nodes)
     links = tuple((hosts[i], hosts[i + 1]) for i in range(0, len(hosts) - 1, 2))
@@ -436,5 +453,8 @@ def healthy_sweep(gpus: int = 4096, method: Method = RUNNERS) -> HealthySweep:
     counts: dict[str, int] = {}
     for r in settled:
         counts[r.test] = counts.get(r.test, 0) + 1
-    failures = tuple(r for r in settled if r.outcome.phase is not Phase.PASSED)
-    return HealthySweep(len(hosts), len(settled), failures, counts)
+    failures = tuple(r for r in settled if not settled_as_due(r, topo))
+    declined = sum(r.outcome.phase is Phase.SKIPPED for r in settled) - sum(
+        r.outcome.phase is Phase.SKIPPED for r in failures
+    )
+    return HealthySweep(len(hosts), len(settled), failures, counts, declined)

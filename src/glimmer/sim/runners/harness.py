@@ -15,8 +15,9 @@ from functools import cache
 from importlib.resources import files
 
 from glimmer.api.load import load_paths
+from glimmer.api.overlay import apply_overlay, variant_env
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.test import BurnInTest, BurnInTestSpec
+from glimmer.api.test import BurnInTest, BurnInTestSpec, RunnerSpec
 from glimmer.api.threshold import to_contract
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import ParsedResult, RunnerVerdict
@@ -37,7 +38,8 @@ from glimmer.verdict.fold import segments_required
 @dataclass(frozen=True)
 class Builtins:
     tests: Mapping[str, BurnInTestSpec]
-    profiles: Mapping[str, tuple[str, ...]]  # profile -> test names (inline entries named)
+    # profile -> planned test names (inline entries named, variant cells as <test>-<cell>)
+    profiles: Mapping[str, tuple[str, ...]]
 
 
 @cache
@@ -54,11 +56,24 @@ def builtins() -> Builtins:
             names = []
             for i, entry in enumerate(item.obj.spec.tests):
                 if entry.test_ref is not None:
-                    names.append(entry.test_ref)
+                    name = entry.test_ref
                 elif entry.inline is not None:
                     name = f"inline-{i}-{entry.inline.kind}"
                     tests[name] = entry.inline
+                else:
+                    continue
+                if not entry.variants:
                     names.append(name)
+                    continue
+                # Cells are planned tests of their own, named as the plan names them, and
+                # carrying the BURNIN_VARIANT_<AXIS> variables the plan would give them.
+                for cell in entry.variants:
+                    spec = apply_overlay(tests[name], cell)
+                    runner = spec.runner or RunnerSpec()
+                    runner.env = [*(runner.env or []), *variant_env(cell.axes or {})]
+                    spec.runner = runner
+                    tests[f"{name}-{cell.name}"] = spec
+                    names.append(f"{name}-{cell.name}")
             profiles[item.name] = tuple(names)
     return Builtins(tests, profiles)
 

@@ -3,6 +3,7 @@ stressapptest, §9.7)."""
 
 from __future__ import annotations
 
+from glimmer.contract.gpu_class import AXIS, Choice, choose
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
 from glimmer.sim.runners.common import duration
 from glimmer.sim.runners.emit import Stdout
@@ -38,10 +39,19 @@ def memory_bw(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         return out.errored(f"node {call.node} is not in the fleet", 0.5)
     if nv.level("gpu_operand_unavailable") > 0:
         return out.skipped("libcuda.so.1 is not present (no NVIDIA driver in the pod)", 0.5)
+    devices = [d for d in nv.visible if d.part is not None]
+    # Which cell of a per-product matrix judges these GPUs is settled before anything is
+    # measured, so a GPU missing from the bus fails only the cell that judges the node.
+    cell = choose(call.env, [d.name for d in devices])
+    if cell.home:
+        out.kv(AXIS, cell.home)
+    if cell.choice is Choice.SKIP:
+        return out.skipped(cell.reason, 0.5)
+    if cell.choice is Choice.ERROR:
+        return out.errored(cell.reason, 0.5)
     short = missing_gpus(nv, out)
     if short is not None:
         return short
-    devices = [d for d in nv.visible if d.part is not None]
     if not devices:
         return out.skipped("no CUDA device", 0.5)
     jit = Jitter(rng_for(call))

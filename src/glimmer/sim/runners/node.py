@@ -14,6 +14,7 @@ import numpy as np
 
 from glimmer.fleet.records import NicRecord, NodeRecord
 from glimmer.fleet.skus import Sku
+from glimmer.fleet.topology import Topology
 from glimmer.sim.counters import integrate
 from glimmer.sim.device_facts import facts
 from glimmer.sim.faults import CapturedFault
@@ -99,6 +100,16 @@ def _node_index(twin: FleetSim, name: str) -> int | None:
     if found is None and not name.startswith("node:"):
         found = twin.topo.node_index.get(f"node:{name}")
     return found
+
+
+def gpu_names(topo: Topology, node_name: str) -> list[str]:
+    """What the runtime calls each GPU the node declares (empty for an unknown node)."""
+    index = topo.node_index.get(node_name, topo.node_index.get(f"node:{node_name}"))
+    if index is None:
+        return []
+    node = topo.nodes[index]
+    models = topo.gpu_model[node.gpu_start : node.gpu_start + node.gpu_count]
+    return [facts(topo.models[int(m)].key).model_name for m in models]
 
 
 def view(twin: FleetSim, node_name: str, started_at: float) -> NodeView | None:
