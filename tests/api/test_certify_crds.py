@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from glimmer.api.certify_crd import CRD_FOLDER, all_certify_crds, crd_file_text
+from glimmer.api.certify.crd import CRD_FOLDER, all_certify_crds, crd_file_text
 from glimmer.api.crd import crd_filename
 from glimmer.api.dump import to_wire
 from glimmer.api.load import load_paths

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify import Certification
-from glimmer.api.certify_logprofile import LogProfile
-from glimmer.api.certify_options import CategoryOptions, merged_options, quantity_value
-from glimmer.api.certify_workloadrun import WorkloadRun
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.certification import Certification
+from glimmer.api.certify.logprofile import LogProfile
+from glimmer.api.certify.options import CategoryOptions, merged_options, quantity_value
+from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.dump import to_wire
 from glimmer.api.load import load_paths, load_text
 from glimmer.errors import InputErrors

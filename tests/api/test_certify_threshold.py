@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the certification kinds)
-from glimmer.api.certify_threshold import ThresholdError, evaluate, parse
+import glimmer.api.certify.kinds  # noqa: F401  (registers the certification kinds)
+from glimmer.api.certify.threshold import ThresholdError, evaluate, parse
 from glimmer.api.load import load_text
 from glimmer.errors import InputErrors
 

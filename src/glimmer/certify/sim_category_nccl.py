@@ -19,7 +19,7 @@ from glimmer.certify.grouping import (
 )
 from glimmer.certify.isolate import DEFAULT_MIN_GROUP_SIZE, isolate
 from glimmer.certify.isolate_types import Diagnosis
-from glimmer.certify.measure import NCCL_BANDWIDTH, BandwidthRow, bandwidth_parser, merge
+from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH, BandwidthRow, bandwidth_parser, merge
 from glimmer.certify.sim_oracle import NcclOracle
 from glimmer.certify.sim_result import (
     WORKLOAD,

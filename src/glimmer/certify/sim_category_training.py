@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from glimmer.certify.grouping import CLIQUE_LABEL, PRODUCT_LABEL, NodeInfo, mnnvl_on, partition
 from glimmer.certify.isolate import isolate
 from glimmer.certify.isolate_types import Diagnosis, Outcome, Probe
-from glimmer.certify.measure_goodput import parse_training
+from glimmer.certify.measure.goodput import parse_training
 from glimmer.certify.sim_result import (
     THRESHOLD,
     WORKLOAD,

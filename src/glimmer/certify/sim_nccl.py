@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glimmer.certify.measure import Half, TableRow, bus_factor
-from glimmer.certify.measure_expect import NCCL_GBS_PER_NIC_GBPS
-from glimmer.certify.measure_render import BINARIES, Rank, render_log
+from glimmer.certify.measure.bandwidth import Half, TableRow, bus_factor
+from glimmer.certify.measure.expect import NCCL_GBS_PER_NIC_GBPS
+from glimmer.certify.measure.render import BINARIES, Rank, render_log
 from glimmer.sim.runners.link import congestion, end
 from glimmer.sim.runners.node import NodeView, view
 from glimmer.sim.twin import FleetSim

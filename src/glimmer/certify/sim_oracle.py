@@ -4,7 +4,7 @@ LogProfile recipe the category names (the bandwidth figures) and the nccl-tests 
 (specs/certify.md §6.1, §7.5).
 
 A certification's own ``busBandwidthGBps`` / ``algBandwidthGBps`` thresholds win; without them
-the group must reach :data:`~glimmer.certify.measure_expect.PASS_FRACTION` of what its path
+the group must reach :data:`~glimmer.certify.measure.expect.PASS_FRACTION` of what its path
 should carry (the architecture's NVLink figure, or its NICs). The same oracle screens groups
 and drives isolation, so a verdict means the same thing at every stage.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from glimmer.certify.isolate_types import Outcome, Probe
-from glimmer.certify.measure import (
+from glimmer.certify.measure.bandwidth import (
     NCCL_BANDWIDTH,
     BandwidthParser,
     SizeResult,
@@ -24,14 +24,14 @@ from glimmer.certify.measure import (
     peak_alg_bw,
     peak_bus_bw,
 )
-from glimmer.certify.measure_expect import (
+from glimmer.certify.measure.expect import (
     PASS_FRACTION,
     Figure,
     floor,
     network_expectation,
     nvlink_expectation,
 )
-from glimmer.certify.measure_threshold import ThresholdError, holds
+from glimmer.certify.measure.threshold import ThresholdError, holds
 from glimmer.certify.sim_nccl import GIB, JobLog, NcclJob, rails_of, run_nccl
 from glimmer.certify.sim_result import THRESHOLD, WORKLOAD, GroupRun
 from glimmer.sim.runners.node import view

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glimmer.certify.isolate_types import Diagnosis
-from glimmer.certify.measure import SizeResult
+from glimmer.certify.measure.bandwidth import SizeResult
 from glimmer.errors import InputError, Location
 
 PASSED, INCOMPLETE, FAILED = "PASSED", "INCOMPLETE", "FAILED"

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers Certification with the loader)
-from glimmer.api.certify import Certification
-from glimmer.api.certify_options import CategoryOptions
+import glimmer.api.certify.kinds  # noqa: F401  (registers Certification with the loader)
+from glimmer.api.certify.certification import Certification
+from glimmer.api.certify.options import CategoryOptions
 from glimmer.api.load import Loaded, load_paths, load_text, of_kind
 from glimmer.certify.catalog.entries import get_entry, measurement_profile
 from glimmer.certify.grouping import UNSCHEDULABLE_TAINT, Taint
 from glimmer.certify.input_kinds import what_it_holds
-from glimmer.certify.measure_threshold import unknown_keys
+from glimmer.certify.measure.threshold import unknown_keys
 from glimmer.errors import InputError, Location
 
 _SCALE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

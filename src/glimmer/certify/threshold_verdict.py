@@ -1,6 +1,6 @@
 """The ValidationFailed verdict of a Job's performance thresholds (specs/certify.md §7.5).
 
-:mod:`measure_threshold` says whether one value meets one expression; this module is the Job
+:mod:`measure.threshold` says whether one value meets one expression; this module is the Job
 flow around it, as a pure function of what the controller knows (the thresholds, the values
 measured so far, how long it has waited since the workload succeeded): unknown keys fail at
 once; a key without a value waits until the measurement timeout; then the first violation in
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from glimmer.certify.measure_threshold import (
+from glimmer.certify.measure.threshold import (
     ThresholdError,
     Violation,
     holds,

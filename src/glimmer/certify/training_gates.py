@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from glimmer.certify.measure_expect import GOODPUT_MIN, training_tflops_floor
-from glimmer.certify.measure_threshold import ThresholdError, holds
+from glimmer.certify.measure.expect import GOODPUT_MIN, training_tflops_floor
+from glimmer.certify.measure.threshold import ThresholdError, holds
 
 GOODPUT, TFLOPS, STEP_TIME = "goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec"
 

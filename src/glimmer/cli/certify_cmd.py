@@ -16,10 +16,10 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the certification kinds)
-from glimmer.api.certify import Certification
-from glimmer.api.certify_crd import all_certify_crds, crd_file_text
-from glimmer.api.certify_workloadrun import WorkloadRun
+import glimmer.api.certify.kinds  # noqa: F401  (registers the certification kinds)
+from glimmer.api.certify.certification import Certification
+from glimmer.api.certify.crd import all_certify_crds, crd_file_text
+from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.crd import crd_filename, to_yaml
 from glimmer.api.load import load_paths
 from glimmer.certify.catalog.entries import find_entry

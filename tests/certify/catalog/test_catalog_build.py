@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.api.certify_options import CategoryOptions, TestScale, TrainingResources
+from glimmer.api.certify.options import CategoryOptions, TestScale, TrainingResources
 from glimmer.certify.catalog.build import BuildConfig, build_workflow_spec, max_valid_nodes
 from glimmer.certify.catalog.entries import get_entry, list_entries, platform_overrides
 from glimmer.certify.catalog.gpu import architectures, node_defaults, parse_product

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify import Certification
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.certification import Certification
 from glimmer.api.load import load_text
 from glimmer.certify.catalog.render import render_certification
 from glimmer.certify.platform import PlatformError

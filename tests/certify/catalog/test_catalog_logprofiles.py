@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify_logprofile import LogProfile
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.logprofile import LogProfile
 from glimmer.api.load import load_text
 from glimmer.certify.catalog.entries import list_entries, log_profiles
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from trainer_schemas import FILES, problems
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify_workloadrun import WorkloadRun
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.load import load_text
 from glimmer.certify.catalog.entries import list_entries
 from glimmer.certify.catalog.gpu import architectures

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify_workloadrun import WorkloadRun
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.load import load_text
 from glimmer.certify.catalog.render import Context
 from glimmer.certify.catalog.workloadrun import build_workload_run_spec

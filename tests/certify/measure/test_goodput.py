@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
-from glimmer.api.certify_logprofile import LogProfile
+import glimmer.api.certify.kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify.logprofile import LogProfile
 from glimmer.api.load import load_text
-from glimmer.certify.measure_goodput import (
+from glimmer.certify.measure.goodput import (
     MEGATRON,
     EventPattern,
     TrainingProfile,

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
-from glimmer.api.certify_logprofile import LogProfile
+import glimmer.api.certify.kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify.logprofile import LogProfile
 from glimmer.api.load import load_text
-from glimmer.certify.measure import (
+from glimmer.certify.measure.bandwidth import (
     NCCL_BANDWIDTH,
     NCCL_BANDWIDTH_PATTERN,
     BandwidthParser,
@@ -26,7 +26,7 @@ from glimmer.certify.measure import (
     peak_bus_bw,
     strip_kubelet_timestamp,
 )
-from glimmer.certify.measure_render import Rank, render_log
+from glimmer.certify.measure.render import Rank, render_log
 from glimmer.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from glimmer.certify.measure import NCCL_BANDWIDTH, bus_factor, parse_table
-from glimmer.certify.measure_expect import floor, network_expectation, nvlink_expectation
-from glimmer.certify.measure_goodput import parse_training
+from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH, bus_factor, parse_table
+from glimmer.certify.measure.expect import floor, network_expectation, nvlink_expectation
+from glimmer.certify.measure.goodput import parse_training
 from glimmer.certify.sim_dcgm import run_dcgm
 from glimmer.certify.sim_nccl import NcclJob, run_nccl
 from glimmer.certify.sim_training import TrainingJob, run_training

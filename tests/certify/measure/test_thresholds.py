@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from glimmer.certify.measure_threshold import (
+from glimmer.certify.measure.threshold import (
     ThresholdError,
     Violation,
     holds,

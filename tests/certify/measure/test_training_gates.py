@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from glimmer.certify.measure_expect import TRAINING_PEAK_FRACTION, training_tflops_floor
+from glimmer.certify.measure.expect import TRAINING_PEAK_FRACTION, training_tflops_floor
 from glimmer.certify.training_gates import GOODPUT, STEP_TIME, TFLOPS, judge, training_gates
 from glimmer.fleet.skus import lookup
 

@@ -110,8 +110,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify_workloadrun import WorkloadRun
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.load import load_text
 from glimmer.certify.attribution import (
     failed_nodes_payload,
@@ -142,8 +142,8 @@ from glimmer.certify.health import (
 from glimmer.certify.isolate import isolate
 from glimmer.certify.isolate_split import Cell, screen_groups, split
 from glimmer.certify.isolate_types import Outcome, Probe, Stage
-from glimmer.certify.measure import NCCL_BANDWIDTH
-from glimmer.certify.measure_goodput import MEGATRON, EventPattern, TrainingProfile, parse_training
+from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH
+from glimmer.certify.measure.goodput import MEGATRON, EventPattern, TrainingProfile, parse_training
 from glimmer.certify.platform import (
     PlatformError,
     ResolvedWorkflowTransforms,

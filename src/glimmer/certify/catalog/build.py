@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from glimmer.api.certify_options import CategoryOptions, TestScale
+from glimmer.api.certify.options import CategoryOptions, TestScale
 from glimmer.certify.catalog.entries import Entry, platform_overrides
 from glimmer.certify.catalog.gpu import config_arch
 from glimmer.certify.platform.errors import PlatformError

@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
-import glimmer.api.certify_kinds  # noqa: F401  (registers LogProfile with the loader)
-from glimmer.api.certify_catalog import CatalogView, register_catalog
-from glimmer.api.certify_logprofile import LogProfile
-from glimmer.api.certify_threshold import MEASUREMENT_KEYS
+import glimmer.api.certify.kinds  # noqa: F401  (registers LogProfile with the loader)
+from glimmer.api.certify.catalog import CatalogView, register_catalog
+from glimmer.api.certify.logprofile import LogProfile
+from glimmer.api.certify.threshold import MEASUREMENT_KEYS
 from glimmer.api.load import load_text
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.merge import merge_dependency
@@ -207,5 +207,6 @@ def catalog_view() -> CatalogView:
     return {ref: measured_keys(entry) for ref, entry in catalog().items()}
 
 
-# Certification files are checked against the catalog as they load (glimmer.api.certify).
+# Certification files are checked against the catalog as they load
+# (glimmer.api.certify.certification).
 register_catalog(catalog_view)

@@ -3,7 +3,7 @@ for the suffixes Kubernetes and JobSet append."""
 
 from __future__ import annotations
 
-from glimmer.api.certify_options import CategoryOptions
+from glimmer.api.certify.options import CategoryOptions
 
 NAME_MAX = 63
 WORKLOAD_MAX = 44  # room for JobSet's "-launcher-N-hash" pod suffix

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from glimmer.api.certify import Certification
-from glimmer.api.certify_options import CategoryOptions, TestScale
+from glimmer.api.certify.certification import Certification
+from glimmer.api.certify.options import CategoryOptions, TestScale
 from glimmer.certify.catalog.build import BuildConfig, build_workflow_spec
 from glimmer.certify.catalog.entries import Entry, get_entry
 from glimmer.certify.catalog.gpu import (

@@ -9,7 +9,7 @@ import json
 import shlex
 from typing import Any
 
-from glimmer.api.certify_workloadrun import WorkloadRun, WorkloadTestScale
+from glimmer.api.certify.workloadrun import WorkloadRun, WorkloadTestScale
 from glimmer.certify.catalog.build import BUILDERS
 from glimmer.certify.catalog.gpu import MNNVL_BY_DEFAULT, node_defaults
 from glimmer.certify.catalog.render import Context, context, finish, wire

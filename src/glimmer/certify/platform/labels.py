@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from glimmer.api.certify_labels import label_problem
+from glimmer.api.certify.labels import label_problem
 from glimmer.certify.platform.errors import PlatformError
 
 LABELS_PATH = "spec.jobTemplate.spec.workloadMetadata.labels"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from glimmer.api.certify_labels import CERTIFY_GROUP
-from glimmer.api.certify_labels import MANAGED_BY_KEY as MANAGED_BY_KEY
-from glimmer.api.certify_labels import RESERVED_LABEL_PREFIX as RESERVED_LABEL_PREFIX
+from glimmer.api.certify.labels import CERTIFY_GROUP
+from glimmer.api.certify.labels import MANAGED_BY_KEY as MANAGED_BY_KEY
+from glimmer.api.certify.labels import RESERVED_LABEL_PREFIX as RESERVED_LABEL_PREFIX
 from glimmer.certify.platform.errors import PlatformError
 
 # Order matters: flag help and error messages list them in this order.

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from glimmer.api.base import Bool, Int32, Wire
-from glimmer.api.certify_threshold import Thresholds
-from glimmer.api.certify_types import WorkloadMetadata
+from glimmer.api.certify.threshold import Thresholds
+from glimmer.api.certify.types import WorkloadMetadata
 from glimmer.api.k8s import EnvVar, Quantity
 
 DURATION_PATTERN = r"^([0-9]+(h|m|s|ms))+$"

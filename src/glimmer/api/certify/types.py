@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from glimmer.api.base import Bool, Carried, Int32, Wire, item_error
-from glimmer.api.certify_labels import (
+from glimmer.api.certify.labels import (
     LABEL_VALUE_PATTERN,
     MANAGED_BY_KEY,
     RESERVED_LABEL_PREFIX,

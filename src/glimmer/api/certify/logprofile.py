@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from glimmer.api.base import Int32, Wire, item_error
-from glimmer.api.certify_meta import CertifyResource
+from glimmer.api.certify.meta import CertifyResource
 
 # Parts of Go's reference time (Mon Jan 2 15:04:05 MST 2006): a layout holds some of them.
 _GO_LAYOUT_PARTS = ("2006", "Jan", "Mon", "01", "02", "15", "03", "04", "05", "MST")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.api.certify_kinds import CERTIFY_KINDS
-from glimmer.api.certify_meta import API_VERSION, CertifyResource
+from glimmer.api.certify.kinds import CERTIFY_KINDS
+from glimmer.api.certify.meta import API_VERSION, CertifyResource
 from glimmer.api.crd import crd as burnin_crd
 from glimmer.api.crd import to_yaml
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from glimmer.api.certify import Certification
-from glimmer.api.certify_logprofile import LogProfile
-from glimmer.api.certify_meta import API_VERSION, CertifyResource
-from glimmer.api.certify_workloadrun import WorkloadRun
+from glimmer.api.certify.certification import Certification
+from glimmer.api.certify.logprofile import LogProfile
+from glimmer.api.certify.meta import API_VERSION, CertifyResource
+from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.kinds import register_kind
 
 CERTIFY_KINDS: tuple[type[CertifyResource], ...] = (Certification, WorkloadRun, LogProfile)

@@ -1,7 +1,7 @@
 """Performance thresholds of a certification (specs/certify.md §7.5), judged against values.
 
 The expression language and its load-time checks live with the API models
-(:mod:`glimmer.api.certify_threshold`), so a file that cannot be judged is refused before it
+(:mod:`glimmer.api.certify.threshold`), so a file that cannot be judged is refused before it
 runs; this module judges measured values against expressions that loaded.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from glimmer.api.certify_threshold import REGISTRY, Expr, ThresholdError, evaluate, parse
+from glimmer.api.certify.threshold import REGISTRY, Expr, ThresholdError, evaluate, parse
 
 __all__ = ["REGISTRY", "ThresholdError", "Violation", "holds", "unknown_keys", "violations"]
 

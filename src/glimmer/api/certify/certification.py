@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field, model_validator
 
 from glimmer.api.base import Wire, item_error
-from glimmer.api.certify_catalog import CatalogView, catalog_view
-from glimmer.api.certify_meta import CertifyResource
-from glimmer.api.certify_options import CategoryOptions, merged_options
-from glimmer.api.certify_types import (
+from glimmer.api.certify.catalog import CatalogView, catalog_view
+from glimmer.api.certify.meta import CertifyResource
+from glimmer.api.certify.options import CategoryOptions, merged_options
+from glimmer.api.certify.types import (
     GangSchedulerSpec,
     TargetSpec,
     TypedLocalObjectReference,

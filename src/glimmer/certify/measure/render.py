@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from glimmer.certify.measure import Half, TableRow
+from glimmer.certify.measure.bandwidth import Half, TableRow
 
 # Test binaries and how their rows describe themselves (type, redop, root).
 BINARIES = {

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from glimmer.api.certify_logprofile import LogProfile
-from glimmer.certify.measure import strip_kubelet_timestamp
+from glimmer.api.certify.logprofile import LogProfile
+from glimmer.certify.measure.bandwidth import strip_kubelet_timestamp
 from glimmer.errors import InputError, Location
 
 _KUBELET = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) ")

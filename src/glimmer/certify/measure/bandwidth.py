@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from glimmer.api.certify_logprofile import LogProfile
+from glimmer.api.certify.logprofile import LogProfile
 from glimmer.errors import InputError, Location
 
 # Kubelet prefix of ``kubectl logs --timestamps``: RFC 3339 with optional fraction and either Z or

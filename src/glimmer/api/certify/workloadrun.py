@@ -12,16 +12,16 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field, model_validator
 
 from glimmer.api.base import Bool, Int32, Wire, item_error
-from glimmer.api.certify import IMMUTABLE
-from glimmer.api.certify_meta import CertifyResource
-from glimmer.api.certify_options import (
+from glimmer.api.certify.certification import IMMUTABLE
+from glimmer.api.certify.meta import CertifyResource
+from glimmer.api.certify.options import (
     DURATION_PATTERN,
     QUANTITY_PATTERN,
     LocalObjectReference,
     NicResourceName,
 )
-from glimmer.api.certify_threshold import MEASUREMENT_KEYS, Thresholds
-from glimmer.api.certify_types import (
+from glimmer.api.certify.threshold import MEASUREMENT_KEYS, Thresholds
+from glimmer.api.certify.types import (
     GangSchedulerSpec,
     LogProfileRef,
     OverrideSpec,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from glimmer.api.certify_labels import CERTIFY_GROUP
+from glimmer.api.certify.labels import CERTIFY_GROUP
 from glimmer.api.meta import Resource
 
 API_GROUP = CERTIFY_GROUP
