@@ -1,4 +1,6 @@
-"""The GPU product table (``skus.csv``): nominal figures per product, each with its source.
+"""The GPU product table (``skus.csv``): each product's identity (driver name, PCI device id, rated
+boost clock) and nominal figures, each with its source. It is the one place these facts live; the
+simulator reads them from here.
 
 The table is strict: a malformed row stops the load rather than being skipped, and a lookup of an
 unknown key fails (there is no fallback product). Empty cells mean "not known" and stay ``None``,
@@ -9,11 +11,15 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 _H100_SXM_THERMAL = (89.0, 95.0, 87.0)
+# Identity columns and the label their source carries in the sources column ("pci:PCI").
+_IDENTITY_SOURCES = {"model_name": "name:", "pci_device_id": "pci:", "boost_clock_mhz": "boost:"}
+_PCI_ID = re.compile(r"0x[0-9a-f]{4}")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,11 @@ class Sku:
     # reaches: what the built-in profiles gate memory-bw at for it (per product, since PCIe Gen4,
     # Gen5 and NVLink-C2C hosts differ several-fold).
     host_copy_gate_gbs: float | None
+    # The product's identity as its driver and PCI tree report it (None: not known): the name
+    # nvidia-smi prints, the PCI device id (vendor 0x10de) and the rated boost SM clock.
+    model_name: str | None
+    pci_device_id: str | None
+    boost_clock_mhz: float | None
     sources: str
 
     @property
@@ -75,6 +86,9 @@ def parse(text: str) -> dict[str, Sku]:
             max_operating_c=_opt_float(row["max_operating_c"]),
             hgx_map=row["hgx_map"],
             host_copy_gate_gbs=_opt_float(row["host_copy_gate_gbs"]),
+            model_name=row["model_name"] or None,
+            pci_device_id=row["pci_device_id"] or None,
+            boost_clock_mhz=_opt_float(row["boost_clock_mhz"]),
             sources=row["sources"],
         )
         _check(sku)
@@ -89,6 +103,15 @@ def _check(sku: Sku) -> None:
         raise ValueError(f"{sku.key}: memory and power must be positive")
     if not sku.sources:
         raise ValueError(f"{sku.key}: every figure needs a source")
+    for column, label in _IDENTITY_SOURCES.items():
+        # An identity fact is copied into labels and runner output verbatim; one without a
+        # named source would be a guess that spreads.
+        if getattr(sku, column) is not None and label not in sku.sources:
+            raise ValueError(f"{sku.key}: {column} needs a source ({label}...)")
+    if sku.pci_device_id is not None and not _PCI_ID.fullmatch(sku.pci_device_id):
+        raise ValueError(f"{sku.key}: pci_device_id must be 0x and four lower-case hex digits")
+    if sku.boost_clock_mhz is not None and sku.boost_clock_mhz <= 0:
+        raise ValueError(f"{sku.key}: boost_clock_mhz must be positive")
     thermal = (sku.slowdown_c, sku.shutdown_c, sku.max_operating_c)
     if any(t is not None for t in thermal) and (
         sku.key != "h100_sxm_80gb" or thermal != _H100_SXM_THERMAL

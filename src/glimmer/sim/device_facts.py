@@ -1,5 +1,6 @@
-"""What a GPU reports about itself that the SKU table does not carry: its driver-reported name
-and its rated boost clock. Telemetry labels and the SM-clock series read this table.
+"""What a GPU reports about itself, read from the fleet's SKU table (``glimmer/fleet/skus.csv``):
+its driver-reported name and its rated boost clock. Telemetry labels and the SM-clock series read
+these; the table is their one source, so this module states no product fact of its own.
 
 An unknown clock stays None: the SM-clock series is then absent for that product rather than
 invented. Names are what ``nvidia-smi`` and dcgm-exporter's ``modelName`` label print.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from glimmer.fleet.skus import lookup
+
 
 @dataclass(frozen=True)
 class DeviceFacts:
@@ -17,27 +20,22 @@ class DeviceFacts:
     source: str
 
 
-# fmt: off
-DEVICE_FACTS: dict[str, DeviceFacts] = {
-    "h100_sxm_80gb": DeviceFacts("NVIDIA H100 80GB HBM3", 1980.0,
-                                 "NVIDIA H100 datasheet: SXM5 max boost 1,980 MHz"),
-    "h100_pcie_80gb": DeviceFacts("NVIDIA H100 PCIe", 1755.0,
-                                  "NVIDIA H100 datasheet: PCIe max boost 1,755 MHz"),
-    "h200_sxm_141gb": DeviceFacts("NVIDIA H200", 1980.0,
-                                  "NVIDIA H200 product brief: same GH100 boost as H100 SXM5"),
-    "b200_180gb": DeviceFacts("NVIDIA B200", None, "boost clock not published per GPU"),
-    "gb200_186gb": DeviceFacts("NVIDIA GB200", None, "boost clock not published per GPU"),
-    "l40s_48gb": DeviceFacts("NVIDIA L40S", 2520.0, "NVIDIA L40S datasheet: boost 2,520 MHz"),
-    "gb10_128gb": DeviceFacts("NVIDIA GB10", 3003.0,
-                              "specs/burnin.md §9 fleet notes: GB10 rated boost 3003 MHz"),
-}
-# fmt: on
-
-# A GPU with no work drops to its lowest clocks; 345 MHz of a 1,980 MHz H100 is the ratio used
-# for every product (a synthetic assumption, not a per-product figure).
-IDLE_CLOCK_FRACTION = 345.0 / 1980.0
-
-
 def facts(sku_key: str) -> DeviceFacts:
-    """The facts of a product; an unknown product gets its key as name and no clock."""
-    return DEVICE_FACTS.get(sku_key, DeviceFacts(sku_key, None, "unknown product"))
+    """The facts of a product; an unknown product (or one whose name the table does not know)
+    gets its key as name, and no clock."""
+    sku = lookup(sku_key)
+    if sku is None:
+        return DeviceFacts(sku_key, None, "unknown product")
+    return DeviceFacts(sku.model_name or sku_key, sku.boost_clock_mhz, sku.sources)
+
+
+def _idle_clock_fraction() -> float:
+    h100 = lookup("h100_sxm_80gb")
+    if h100 is None or h100.boost_clock_mhz is None:
+        raise LookupError("skus.csv lost the H100 SXM boost clock the idle ratio is taken from")
+    return 345.0 / h100.boost_clock_mhz
+
+
+# A GPU with no work drops to its lowest clocks; 345 MHz of an H100 SXM's rated boost (skus.csv)
+# is the ratio used for every product (a synthetic assumption, not a per-product figure).
+IDLE_CLOCK_FRACTION = _idle_clock_fraction()

@@ -288,14 +288,6 @@ def dcgm_diag(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
 
 # ---- fingerprint-probe ----------------------------------------------------------------------
 
-# PCI device IDs by product (vendor 0x10de). GB10's 0x2e12 is in conformance/dcgm-diag; the
-# others are the PCI ID repository's entries for these boards.
-PCI_DEVICE_IDS = {
-    "h100_sxm_80gb": "0x2330", "h100_pcie_80gb": "0x2331", "h200_sxm_141gb": "0x2335",
-    "b200_180gb": "0x2901", "gb200_186gb": "0x2941", "l40s_48gb": "0x26b9",
-    "gb10_128gb": "0x2e12",
-}  # fmt: skip
-
 
 def fingerprint_probe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     out = Stdout("FINGERPRINT_PROBE")
@@ -310,7 +302,9 @@ def fingerprint_probe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     if devices:
         out.kv("pciAddresses", ",".join(d.pci_bus_id for d in devices))
         out.kv("pciVendorIds", ",".join("0x10de" for _ in devices))
-        out.kv("pciDeviceIds", ",".join(PCI_DEVICE_IDS.get(d.sku.key, "0x0000") for d in devices))
+        # The SKU table's device id (vendor 0x10de); 0x0000 where it does not know one.
+        ids = (d.sku.pci_device_id or "0x0000" for d in devices)
+        out.kv("pciDeviceIds", ",".join(ids))
         out.kv("acceleratorVendors", "NVIDIA")
         if nv.level("gpu_operand_unavailable") <= 0:
             out.kv("acceleratorDrivers", "nvidia")
