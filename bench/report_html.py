@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim_driver import drive
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.driver import drive
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.engine.reconciler import Engine
 from glimmer.fleet.generate import generate, to_yaml
 from glimmer.fleet.load import load_topology

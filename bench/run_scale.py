@@ -12,8 +12,8 @@ import math
 import time
 
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim_driver import drive, drive_many
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.driver import drive, drive_many
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.engine.reconciler import Engine
 from glimmer.fleet.load import load_topology
 from glimmer.plan.builtin import load_builtin

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from engine_world import GATE_MISCOMPARES, ScriptedRunner, reply, run_object, spec_of, world
 
-from glimmer.backends.sim import BURST_SECONDS, JITTER
-from glimmer.backends.sim_driver import drive
-from glimmer.backends.sim_faults import INSUFFICIENT_GPU, ExecutionFault
-from glimmer.backends.sim_fleet import PRODUCT_LABEL, fleet_backend
+from glimmer.backends.sim.backend import BURST_SECONDS, JITTER
+from glimmer.backends.sim.driver import drive
+from glimmer.backends.sim.faults import INSUFFICIENT_GPU, ExecutionFault
+from glimmer.backends.sim.fleet import PRODUCT_LABEL, fleet_backend
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import ExecPhase, LogUnavailable
 from glimmer.engine.reconciler import Engine

@@ -11,8 +11,8 @@ from typing import Any
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.sim_driver import run_to_completion
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.driver import run_to_completion
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.baseline.suite import Suite
 from glimmer.engine.reconciler import Engine
 from glimmer.fleet.build import build

@@ -11,8 +11,8 @@ from glimmer.api.load import load_paths
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTest
-from glimmer.backends.sim_driver import run_to_completion
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.driver import run_to_completion
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.cli.app import main
 from glimmer.engine.reconciler import Engine
 from glimmer.fleet.build import build

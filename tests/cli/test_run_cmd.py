@@ -23,7 +23,7 @@ from rich.console import Console
 
 from glimmer.api.load import load_text
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim import SimBackend
+from glimmer.backends.sim.backend import SimBackend
 from glimmer.cli import run_cmd
 from glimmer.cli.app import main
 from glimmer.cli.progress_view import ProgressView

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glimmer.api.schedule import BurnInSchedule
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.cli.app import main
 from glimmer.cli.schedule_cmd import SimStore, drive_schedules
 from glimmer.contract.vocab import Phase

@@ -10,9 +10,9 @@ from typing import Any
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.sim import RunnerReply, RunnerRequest, SimBackend
-from glimmer.backends.sim_driver import Drive, drive
-from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.backends.sim.backend import RunnerReply, RunnerRequest, SimBackend
+from glimmer.backends.sim.driver import Drive, drive
+from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.engine.backend import NodeView
 from glimmer.engine.keys import CORDON_OWNER
 from glimmer.engine.reconciler import Engine

@@ -11,7 +11,7 @@ from engine_world import world as make_world
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.contract.vocab import TERMINAL_PHASES
 
 

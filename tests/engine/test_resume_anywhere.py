@@ -20,9 +20,9 @@ from engine_world import (
     world,
 )
 
-from glimmer.backends.sim import SimBackend
-from glimmer.backends.sim_driver import settled
-from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.backends.sim.backend import SimBackend
+from glimmer.backends.sim.driver import settled
+from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.contract.vocab import Phase
 from glimmer.engine.reconciler import Engine
 

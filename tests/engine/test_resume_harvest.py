@@ -8,7 +8,7 @@ from typing import Any
 
 from engine_world import GATE_MISCOMPARES, ScriptedRunner, run_object, spec_of, world
 
-from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.contract.vocab import Phase
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from glimmer.backends.sim_fleet import SIM_KERNEL, SIM_OS, fleet_backend, fleet_nodes
+from glimmer.backends.sim.fleet import SIM_KERNEL, SIM_OS, fleet_backend, fleet_nodes
 from glimmer.fingerprint.digest import digest
 from glimmer.fingerprint.host import capture_host, os_image
 from glimmer.fingerprint.identity import Gpu, Nic

@@ -26,9 +26,9 @@ from glimmer.api.dump import dump_json
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.sim import SimBackend
-from glimmer.backends.sim_driver import drive, run_to_completion
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.backend import SimBackend
+from glimmer.backends.sim.driver import drive, run_to_completion
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.engine.reconciler import Engine
 from glimmer.plan.builtin import builtin_profile, builtin_tests
 from glimmer.sim.faults import Fault

@@ -16,7 +16,7 @@ from engine_world import (
     world,
 )
 
-from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import BackendError, Conflict
 from glimmer.engine.keys import CORDON_OWNER, FINALIZER, HEAT_EXPECTED

@@ -14,7 +14,7 @@ from sink_doubles import FakeClock, Gate
 
 from glimmer.api.load import load_text, of_kind
 from glimmer.api.sink import BurnInSink
-from glimmer.backends.sim_driver import settled
+from glimmer.backends.sim.driver import settled
 from glimmer.contract.vocab import Phase
 from glimmer.engine.keys import PENDING_DELIVERY_ANNOTATION
 from glimmer.sinks.config import sinks_from_specs

@@ -29,8 +29,8 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.sim_driver import TERMINAL, drive_many
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.driver import TERMINAL, drive_many
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.contract.exitcode import classify_exit
 from glimmer.contract.vocab import ParsedResult, Phase, RunnerVerdict
 from glimmer.engine.reconciler import Engine

@@ -18,7 +18,7 @@ import typer
 from glimmer.api.dump import dump
 from glimmer.api.fingerprint import NodeFingerprint
 from glimmer.api.load import of_kind
-from glimmer.backends.sim_fleet import fleet_nodes
+from glimmer.backends.sim.fleet import fleet_nodes
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.errors import InputError
 from glimmer.fingerprint.host import capture_host, host_name

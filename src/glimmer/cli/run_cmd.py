@@ -20,8 +20,8 @@ import typer
 
 from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim_driver import drive
-from glimmer.backends.sim_fleet import fleet_backend
+from glimmer.backends.sim.driver import drive
+from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan

@@ -21,7 +21,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
-from glimmer.backends.sim_fleet import fleet_nodes
+from glimmer.backends.sim.fleet import fleet_nodes
 from glimmer.cli.conventions import DEFAULT_SEED
 from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults

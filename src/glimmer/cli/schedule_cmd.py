@@ -27,9 +27,9 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus
 from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest
-from glimmer.backends.sim import SimBackend
-from glimmer.backends.sim_driver import settled
-from glimmer.backends.sim_fleet import fleet_backend, fleet_nodes
+from glimmer.backends.sim.backend import SimBackend
+from glimmer.backends.sim.driver import settled
+from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.contract.vocab import Phase

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim import SimBackend
+from glimmer.backends.sim.backend import SimBackend
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import BackendError
 from glimmer.engine.keys import FINALIZER, PENDING_DELIVERY_ANNOTATION

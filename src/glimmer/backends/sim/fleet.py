@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.sim import Runner, RunnerReply, RunnerRequest, SimBackend
-from glimmer.backends.sim_faults import ExecutionFault
+from glimmer.backends.sim.backend import Runner, RunnerReply, RunnerRequest, SimBackend
+from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.engine.backend import NodeView
 from glimmer.fleet.topology import Topology
 from glimmer.sim.device_facts import facts

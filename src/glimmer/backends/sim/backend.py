@@ -5,7 +5,7 @@ event, so a four-hour soak on a thousand nodes settles in seconds — determinis
 seed. An execution is created, scheduled and started about a second later, Ready shortly after,
 and terminates after its test's duration with seeded jitter (burst kinds in well under two
 minutes); its log and exit code then come from the runner the backend was given (on a fleet,
-the simulated runners over the fleet's state). Machinery faults (:mod:`.sim_faults`) delete,
+the simulated runners over the fleet's state). Machinery faults (:mod:`.faults`) delete,
 evict, hang or never schedule executions, or make their logs unreadable.
 
 Rendezvous: a Pair server serves until its client has ended; a Group's rank 0 ends after the
@@ -27,7 +27,7 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import apply_annotations, selector_matches
-from glimmer.backends.sim_faults import (
+from glimmer.backends.sim.faults import (
     EVICTED_MESSAGE,
     INSUFFICIENT_GPU,
     ExecutionFault,

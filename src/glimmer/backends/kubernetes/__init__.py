@@ -1,0 +1,1 @@
+"""The Kubernetes substrate: today only the Pod a neutral execution request becomes."""
