@@ -1,17 +1,18 @@
 """One reconcile pass: what it read, what it decided so far, and what it owes after the write.
 
-Nothing here outlives the pass. The flags say what the execution sweep found (something running,
-waiting for the cap, harvested); ``condemned`` executions are deleted only after the status
-write that records why (kill-after-record); ``deliveries`` go out before that write (a crash
-redelivers under the same key) and ``checkpoints`` after it.
+Nothing here outlives the pass except ``memory``, the engine's memory of this run (see
+:mod:`.memory`; a throwaway one on the terminal and deleted paths, which remember nothing). The
+flags say what the execution sweep found (something running, waiting for the cap, harvested);
+``condemned`` executions are deleted only after the status write that records why
+(kill-after-record); ``deliveries`` go out before that write (a crash redelivers under the same
+key) and ``checkpoints`` after it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.result import TestResult
@@ -20,9 +21,10 @@ from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet, ExecutionSpec
 from glimmer.engine.book import Book
 from glimmer.engine.keys import PLAN_ANNOTATION
+from glimmer.engine.memory import RunMemory
 from glimmer.plan.slots import effective_cap
+from glimmer.plan.units import PlanUnits
 
-_ORDER: dict[int, tuple[PlanDocument, dict[str, int]]] = {}
 _PHASES = frozenset(p.value for p in Phase)
 
 
@@ -53,10 +55,7 @@ class Pass:
     # the engine's previous pass left them; None: not known, so this pass looks at every one.
     unrecorded: set[str] | None = None
     created: set[str] = field(default_factory=set)
-    on_written: Callable[[BurnInRun, Book], None] | None = None
-    # Units a pass found with nothing to do, kept by the engine between its own passes and
-    # reused only for the identical result and execution objects (see node_unit).
-    quiet: dict[tuple[str, str], tuple[Any, Any, datetime]] = field(default_factory=dict)
+    memory: RunMemory = field(default_factory=lambda: RunMemory(""))
     cap: int = field(init=False)
     cutoffs: dict[str, datetime] = field(default_factory=dict)
     in_flight_intervals: list[int] = field(default_factory=list)
@@ -78,15 +77,22 @@ class Pass:
         self.cap = effective_cap(self.run.spec.max_concurrent_nodes)  # read live each pass
 
     @property
+    def units(self) -> PlanUnits:
+        """The units of the plan this pass follows (:mod:`glimmer.plan.units`), derived once
+        per plan and kept with the run's memory while the plan stays the same."""
+        units = self.memory.units
+        if units is None or units.plan is not self.plan:
+            units = self.memory.units = PlanUnits(self.plan)
+        return units
+
+    @property
     def target_order(self) -> dict[str, int]:
-        """Each target's first position in the plan (cached per plan object)."""
-        cached = _ORDER.get(id(self.plan))
-        if cached is None or cached[0] is not self.plan:
-            order = {node: i for i, node in reversed(list(enumerate(self.plan.targets)))}
-            cached = (self.plan, order)
-            _ORDER.clear()
-            _ORDER[id(self.plan)] = cached
-        return cached[1]
+        """Each distinct target's position in the plan."""
+        return self.units.order
+
+    def execution_name(self, index: int, node: str, attempt: int, role: str = "") -> str:
+        """The deterministic name of an execution of this run (:func:`.names.execution_name`)."""
+        return self.memory.execution_name(self.run.name, self.uid, index, node, attempt, role)
 
     @property
     def retry_limit(self) -> int:
@@ -169,7 +175,3 @@ class Pass:
         if entering is not None and entering in _PHASES:
             update["phase"] = Phase(entering)
         return self.run.model_copy(update={"status": self.book.base.model_copy(update=update)})
-
-
-def planned(plan: PlanDocument) -> list[tuple[int, PlannedTest]]:
-    return list(enumerate(plan.tests))

@@ -13,7 +13,7 @@ pass instead of waiting for a slot.
 from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
-from glimmer.contract.vocab import TERMINAL_PHASES
+from glimmer.contract.vocab import TERMINAL_PHASES, Scope
 from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.context import Pass
@@ -22,6 +22,7 @@ from glimmer.engine.group_unit import advance_group
 from glimmer.engine.node_unit import advance_node
 from glimmer.engine.pair_unit import advance_pair
 from glimmer.engine.results import attempt_number
+from glimmer.plan.units import scope_of
 
 
 def _unit_key(execution: Execution) -> str:
@@ -95,9 +96,10 @@ def _fail_fast_stop(ctx: Pass) -> bool:
 
 
 def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
-    """A Node test: every node the run holds first, then new nodes in target order while the
-    cap allows. Launching adds to ``busy`` and holding nodes need no slot, so this makes the
-    same decisions as one walk in target order, at the cost of the work there is."""
+    """A Node test (one unit per distinct target, :mod:`glimmer.plan.units`): every node the run
+    holds first, then new nodes in target order while the cap allows. Launching adds to
+    ``busy`` and holding nodes need no slot, so this makes the same decisions as one walk in
+    target order, at the cost of the work there is."""
     settled = ctx.book.settled_nodes(test.name)
     order = ctx.target_order
     if len(settled) >= len(order):
@@ -114,23 +116,22 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
         ctx.pending = True  # nodes still to start, no slot (or no launching) now
         return True
     skip = settled | set(held)
-    for node in ctx.plan.targets:
+    for node in ctx.units.distinct:
         if node in skip:
             continue
         if not ctx.launch or len(ctx.busy) >= ctx.cap:
             ctx.pending = True
             return True
-        skip.add(node)
         if advance_node(ctx, index, test, node):
             active = True
     return active
 
 
 def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
-    scope = test.spec.scope.value
-    if scope == "Pair":
+    scope = scope_of(test.spec)
+    if scope is Scope.PAIR:
         return advance_pair(ctx, index, test)
-    if scope == "Group":
+    if scope is Scope.GROUP:
         return advance_group(ctx, index, test)
     return _advance_nodes(ctx, index, test)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.threshold import to_contract
+from glimmer.contract.vocab import Scope
 from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
@@ -17,7 +18,7 @@ from glimmer.engine.harvest import (
     harvest_execution,
     waiting_detail,
 )
-from glimmer.engine.names import execution_name, rank_role, service_name
+from glimmer.engine.names import rank_role, service_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
 from glimmer.engine.unit import (
@@ -48,11 +49,11 @@ def advance_group(ctx: Pass, index: int, test: PlannedTest) -> bool:
         return False
     attempt = attempt_number(result)
     names = [
-        execution_name(ctx.run.name, ctx.uid, index, node, attempt, rank_role(rank))
+        ctx.execution_name(index, node, attempt, rank_role(rank))
         for rank, node in enumerate(targets)
     ]
     ranks = [ctx.executions.get(n) for n in names]
-    service = service_name(ctx.run.name, ctx.uid, index, attempt, "Group")
+    service = service_name(ctx.run.name, ctx.uid, index, attempt, Scope.GROUP)
     lost = lost_execution(result, attempt, names[:1], ctx.executions)
     if lost is not None:
         record_lost(ctx, test, targets, attempt, lost)

@@ -8,19 +8,18 @@ run's executions; the attempt is part of the name, so a repeat never re-harvests
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 
 
 def _hex8(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:8]
 
 
-@lru_cache(maxsize=1 << 16)  # a pure function every pass asks again for every unit in flight
 def execution_name(
     run: str, uid: str, test_index: int, node: str, attempt: int, role: str = ""
 ) -> str:
     """``<run[:36]>-t<i>-a<n>[-<role>]-<8 hex>``; the role (server, client, rank-<i>) is folded
-    into the hash as well as the name."""
+    into the hash as well as the name. (A pass asks again for every unit in flight; the engine
+    remembers the answers per run, see :meth:`.memory.RunMemory.execution_name`.)"""
     parts = [uid, run, str(test_index), node, str(attempt)]
     if role:
         parts.append(role)

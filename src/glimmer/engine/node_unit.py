@@ -14,7 +14,7 @@ from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
 from glimmer.engine.cordon import cordon_node
 from glimmer.engine.harvest import harvest_execution, waiting_detail
-from glimmer.engine.names import execution_name
+from glimmer.engine.memory import Quiet
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
 from glimmer.engine.unit import (
@@ -50,24 +50,33 @@ def _remember_quiet(
 ) -> None:
     """Note that visiting this unit changed nothing, and until when that stays true with the
     same result and execution: its overdue instant or its next checkpoint, whichever is first.
-    Only the very same objects can reuse the note, so a fresh engine simply visits."""
+    The note is the engine's (kept with the run's memory) and holds only while the result and
+    the execution read the same, so a fresh engine, or one given fresh copies, simply visits."""
     until = execution.created_at + timedelta(seconds=window_seconds(test))
     interval = test.spec.checkpoint_interval_seconds or 0
     if interval > 0 and result is not None:
         last = result.last_checkpoint_at or result.started_at
         if last is not None:
             until = min(until, last + timedelta(seconds=interval))
-    ctx.quiet[(test.name, node)] = (result, execution, until)
+    ctx.memory.quiet[(test.name, node)] = Quiet(result, execution, until)
+
+
+def _same(a: object, b: object) -> bool:
+    # Identity first: on a substrate that hands back the objects it stored this is the answer;
+    # one that deserialises every read hands back equal copies.
+    return a is b or a == b
 
 
 def _still_quiet(ctx: Pass, test: PlannedTest, node: str, result: TestResult | None) -> bool:
-    note = ctx.quiet.get((test.name, node))
-    if note is None or note[0] is not result or ctx.now >= note[2]:
+    quiet = ctx.memory.quiet
+    note = quiet.get((test.name, node))
+    if note is None:
         return False
-    seen: Execution = note[1]
-    if ctx.executions.get(seen.name) is not seen:
+    seen = ctx.executions.get(note.execution.name)
+    if ctx.now >= note.until or not _same(note.result, result) or not _same(note.execution, seen):
+        del quiet[(test.name, node)]  # it no longer holds: visit, and keep no stale note
         return False
-    ctx.in_flight(test, waiting=not seen.started)
+    ctx.in_flight(test, waiting=not note.execution.started)
     return True
 
 
@@ -84,7 +93,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
         ctx.pending = True
         return True
     attempt = attempt_number(result)
-    name = execution_name(ctx.run.name, ctx.uid, index, node, attempt)
+    name = ctx.execution_name(index, node, attempt)
     execution = ctx.executions.get(name)
     nodes = [node]
     if execution is None:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.threshold import to_contract
+from glimmer.contract.vocab import Scope
 from glimmer.engine.backend import Execution
 from glimmer.engine.book import is_terminal
 from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
 from glimmer.engine.harvest import ended_at, first_log_error, harvest_execution, waiting_detail
-from glimmer.engine.names import execution_name, service_name
+from glimmer.engine.names import service_name
 from glimmer.engine.podspec import Placement, build_execution
 from glimmer.engine.results import attempt_number, complete, observe
 from glimmer.engine.unit import (
@@ -43,11 +44,11 @@ def advance_pair(ctx: Pass, index: int, test: PlannedTest) -> bool:
         return False
     attempt = attempt_number(result)
     names = (
-        execution_name(ctx.run.name, ctx.uid, index, server, attempt, "server"),
-        execution_name(ctx.run.name, ctx.uid, index, client, attempt, "client"),
+        ctx.execution_name(index, server, attempt, "server"),
+        ctx.execution_name(index, client, attempt, "client"),
     )
     sv, cl = (ctx.executions.get(n) for n in names)
-    service = service_name(ctx.run.name, ctx.uid, index, attempt, "Pair")
+    service = service_name(ctx.run.name, ctx.uid, index, attempt, Scope.PAIR)
     both = (server, client)
     lost = lost_execution(result, attempt, names, ctx.executions)
     if lost is not None:

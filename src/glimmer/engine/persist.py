@@ -24,8 +24,7 @@ def persist(ctx: Pass, force: bool = False, **changes: object) -> BurnInRun:
         return ctx.run
     status = ctx.book.status(cordoned_nodes=cordoned, **changes)
     ctx.run = ctx.backend.write_status(ctx.run, status)
-    if ctx.on_written is not None:
-        ctx.on_written(ctx.run, ctx.book)
+    ctx.memory.wrote(ctx.run, ctx.book.index)  # reused when this very version is read back
     return ctx.run
 
 

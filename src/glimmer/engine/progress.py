@@ -1,7 +1,8 @@
 """Live progress of a run, read from the run object alone (for progress bars and tables).
 
-Every planned unit — (test, node) for Node tests, one per Pair or Group test — with the phase
-of its result, or None while it has none yet. Works on any substrate: the status is the truth.
+Every planned unit (:mod:`glimmer.plan.units`: (test, node) per distinct target of a Node test,
+one per Pair or Group test) with the phase of its result, or None while it has none yet. Works
+on any substrate: the status is the truth.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from glimmer.api.pinned import PlanError, decode_plan
 from glimmer.api.run import BurnInRun
 from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.engine.keys import PLAN_ANNOTATION
+from glimmer.plan.units import Key, PlanUnits
 
-Unit = tuple[str, str]  # (planned test, first node of the unit)
+Unit = Key  # (planned test, first node of the unit)
 
 
 @dataclass(frozen=True)
@@ -52,13 +54,7 @@ def progress_of(run: BurnInRun) -> RunProgress:
         except PlanError:
             plan = None
         if plan is not None:
-            for test in plan.tests:
-                scope = test.spec.scope.value
-                if scope in ("Pair", "Group"):
-                    units[(test.name, plan.targets[0] if plan.targets else "")] = None
-                else:
-                    for node in plan.targets:
-                        units[(test.name, node)] = None
+            units = dict.fromkeys(unit.key for unit in PlanUnits(plan))
     for result in (status.results if status else None) or ():
         units[(result.name, (result.nodes or [""])[0])] = result.phase
     return RunProgress(phase, units)

@@ -64,26 +64,20 @@ def set_conditions(current: list[Condition] | None, new: Sequence[Condition]) ->
     return out
 
 
-_INFO: dict[str, tuple[NodeView, NodeInfo]] = {}
+NodeInfos = Callable[[list[NodeView]], list[NodeInfo]]
 
 
-def _node_info(node: NodeView) -> NodeInfo:
-    """The planner's view of a node; converted once per node object (a sweep of many runs
-    starts each against the same fleet)."""
-    cached = _INFO.get(node.name)
-    if cached is not None and cached[0] is node:
-        return cached[1]
-    info = NodeInfo(node.name, node.labels, node.unschedulable, node.annotations)
-    _INFO[node.name] = (node, info)
-    return info
+def node_infos(nodes: list[NodeView]) -> list[NodeInfo]:
+    """The planner's view of ``nodes`` (an engine passes its own, remembered conversion)."""
+    return [NodeInfo(n.name, n.labels, n.unschedulable, n.annotations) for n in nodes]
 
 
-def start(ctx: Pass, decide: StartFn) -> Outcome:
+def start(ctx: Pass, decide: StartFn, infos: NodeInfos = node_infos) -> Outcome:
     """Resolve, admit and pin — or refuse."""
     backend, run = ctx.backend, ctx.run
     profile = backend.get_profile(ctx.namespace, run.spec.profile_ref)
     tests = backend.get_tests(ctx.namespace)
-    nodes = [_node_info(n) for n in backend.list_nodes()]
+    nodes = infos(backend.list_nodes())
     others = [r for r in backend.list_runs() if r.metadata.uid != run.metadata.uid]
     decision = decide(run, profile, tests, nodes, others, ctx.now)
     if isinstance(decision, Refused):

@@ -4,9 +4,6 @@ was not judged. Completed results keep their real verdicts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from glimmer.api.pinned import PlannedTest
 from glimmer.contract.vocab import Phase
 from glimmer.engine.book import is_terminal
 from glimmer.engine.context import Pass
@@ -14,25 +11,12 @@ from glimmer.engine.keys import CANCELLING_ANNOTATION, NO_CANCEL_REASON
 from glimmer.engine.results import close_unit
 
 
-def planned_units(ctx: Pass) -> Iterator[tuple[PlannedTest, list[str]]]:
-    """Every execution unit of the plan: (test, its nodes)."""
-    targets = list(ctx.plan.targets)
-    for test in ctx.plan.tests:
-        scope = test.spec.scope.value
-        if scope == "Pair":
-            yield test, targets[:2]
-        elif scope == "Group":
-            yield test, targets
-        else:
-            for node in dict.fromkeys(targets):
-                yield test, [node]
-
-
 def settle_unfinished(ctx: Pass, phase: Phase, message: str) -> None:
-    for test, nodes in planned_units(ctx):
-        result = ctx.book.get(test.name, nodes[0])
+    """Close every unit of the plan (:mod:`glimmer.plan.units`) that has no verdict yet."""
+    for unit in ctx.units:
+        result = ctx.book.get(*unit.key)
         if result is None or not is_terminal(result):
-            close_unit(ctx, test, nodes, phase, message)
+            close_unit(ctx, unit.test, list(unit.nodes), phase, message)
 
 
 def cancel_reason(ctx: Pass) -> str:

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.result import TestResult
+from glimmer.contract.vocab import Scope
 from glimmer.engine.backend import Execution, ExecutionSet, Rendezvous
 from glimmer.engine.context import Pass
 from glimmer.engine.cordon import cordon_node
@@ -17,13 +18,14 @@ from glimmer.engine.results import complete, machinery_error, open_attempt_of
 from glimmer.plan.env import GROUP_RENDEZVOUS_GRACE_SECONDS, pod_window_seconds
 from glimmer.plan.images import ImageError
 from glimmer.plan.slots import may_start
+from glimmer.plan.units import scope_of
 
 
 def window_seconds(test: PlannedTest) -> int:
     """How long an execution may exist without completing: the pod window, plus the Group
     rendezvous grace at Group scope (its ranks wait for peers not created yet)."""
     window = pod_window_seconds(test.spec)
-    if test.spec.scope.value == "Group":
+    if scope_of(test.spec) is Scope.GROUP:
         window += GROUP_RENDEZVOUS_GRACE_SECONDS
     return window
 

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from glimmer.api.overlay import is_env_safe_axis
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.test import BurnInTestSpec
 from glimmer.api.threshold import to_contract
 from glimmer.contract.kinds import kind_spec
+from glimmer.contract.vocab import Scope
 from glimmer.errors import GlimmerError
-from glimmer.plan.slots import PAIR_SIZE
+from glimmer.plan.units import scope_of
 from glimmer.verdict.lint import MAX_ADVISED, Problem, Severity, lint_thresholds, soak_problems
 from glimmer.verdict.text import name_some, plural, quote
+from glimmer.verdict.units import PAIR_SIZE
 
 
 class PlanRefused(GlimmerError):
@@ -48,11 +49,6 @@ class PlannedProblem:
 
     def __str__(self) -> str:
         return f"{self.test}: {self.problem}"
-
-
-def scope_of(spec: BurnInTestSpec) -> str:
-    """The scope word of a spec (an empty scope is Node)."""
-    return str(getattr(spec.scope, "value", spec.scope) or "Node")
 
 
 def gate_problems(tests: Sequence[PlannedTest], severity: Severity) -> list[PlannedProblem]:
@@ -218,9 +214,9 @@ def _soak(test: PlannedTest) -> str | None:
 
 def _test_refusal(test: PlannedTest, targets: Sequence[str], cap: int) -> str | None:
     scope = scope_of(test.spec)
-    if scope == "Pair":
+    if scope is Scope.PAIR:
         found = _pair(test, targets, cap)
-    elif scope == "Group":
+    elif scope is Scope.GROUP:
         found = _group(test, targets, cap)
     else:
         found = None

@@ -17,6 +17,7 @@ from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
+from glimmer.contract.vocab import Scope
 from glimmer.plan.decision import StartDecision
 from glimmer.plan.env import (
     GroupPlace,
@@ -29,6 +30,7 @@ from glimmer.plan.env import (
 )
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.start import start_run
+from glimmer.plan.units import scope_of
 
 SERVICE_PLACEHOLDER = "<service>"
 
@@ -50,13 +52,13 @@ def first_execution(plan: PlanDocument, namespace: str) -> FirstExecution | None
         return None
     test: PlannedTest = plan.tests[0]
     targets = plan.targets
-    scope = test.spec.scope.value
+    scope = scope_of(test.spec)
     place: PairPlace | GroupPlace | None = None
     role = ""
-    if scope == "Pair" and len(targets) > 1:
+    if scope is Scope.PAIR and len(targets) > 1:
         place = pair_place("server", targets[1], SERVICE_PLACEHOLDER, namespace)
         role = "server"
-    elif scope == "Group":
+    elif scope is Scope.GROUP:
         place = group_place(0, len(targets), targets[0], SERVICE_PLACEHOLDER, namespace)
         role = "rank-0"
     env = effective_env(runner_env(test.spec, 1, test.axes, place))

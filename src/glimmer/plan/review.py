@@ -10,12 +10,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from glimmer.api.k8s import Condition
-from glimmer.api.pinned import PlanDocument, PlannedTest
-from glimmer.plan.build import describe_problems, gate_problems, scope_of
+from glimmer.api.pinned import PlanDocument
+from glimmer.plan.build import describe_problems, gate_problems
 from glimmer.plan.conditions import (
     MAX_CONDITION_MESSAGE_BYTES,
     REVIEWED,
@@ -23,7 +22,7 @@ from glimmer.plan.conditions import (
     VARIANTS_EXPANDED,
     condition,
 )
-from glimmer.plan.slots import unit_cost
+from glimmer.plan.units import PlanUnits
 from glimmer.verdict.lint import MAX_ADVISED, Severity
 from glimmer.verdict.text import plural
 
@@ -53,20 +52,11 @@ def thresholds_sound(plan: PlanDocument, now: datetime, generation: int | None) 
     return condition(UNSOUND_THRESHOLDS, message, now, generation)
 
 
-def node_executions(tests: Sequence[PlannedTest], targets: Sequence[str]) -> int:
+def node_executions(plan: PlanDocument) -> int:
     """How many (test, node) executions the plan holds: a Node test runs once on every distinct
     target (a (test, node) result is one unit, however often the node is named), a Pair test on
-    its two ends, a Group test on every target."""
-    return sum(unit_nodes(test, targets) for test in tests)
-
-
-def unit_nodes(test: PlannedTest, targets: Sequence[str]) -> int:
-    scope = scope_of(test.spec)
-    if scope == "Node":
-        return len(set(targets))
-    if scope in ("Pair", "Group"):
-        return unit_cost(scope, targets)
-    return 0  # an unknown scope settles Error without running anywhere
+    its two ends, a Group test on every target (:mod:`glimmer.plan.units`)."""
+    return PlanUnits(plan).executions
 
 
 def plan_expanded(
@@ -76,7 +66,7 @@ def plan_expanded(
     if not any(test.parent is not None for test in plan.tests):
         return None
     entries, tests = len(plan.profile_entries), len(plan.tests)
-    executions = node_executions(plan.tests, plan.targets)
+    executions = node_executions(plan)
     nodes = len(set(plan.targets))
     message = (
         f"{entries} profile {plural(entries, 'entry', 'entries')} expanded to {tests} planned "

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-PAIR_SIZE = 2
+from glimmer.contract.vocab import Scope
+from glimmer.verdict.units import PAIR_SIZE
+
 # maxConcurrentNodes unset or below 1 reads as 1.
 DEFAULT_CAP = 1
 
@@ -25,9 +27,9 @@ def effective_cap(max_concurrent_nodes: int | None) -> int:
 def unit_cost(scope: str, targets: Sequence[str]) -> int:
     """Slots one unit of ``scope`` takes over the run's ``targets``: a Node unit loads one node,
     a Pair unit its two ends, a Group unit every target."""
-    if scope == "Pair":
+    if scope == Scope.PAIR:
         return PAIR_SIZE
-    if scope == "Group":
+    if scope == Scope.GROUP:
         return len(targets)
     return 1
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from glimmer import __version__
 from glimmer.api.pinned import PLAN_ANNOTATION, PlanDocument, PlanError, decode_plan
 from glimmer.api.run import BurnInRun
-from glimmer.contract.vocab import TERMINAL_PHASES, Phase, Scope
+from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.fleet.topology import Topology
 from glimmer.reports.figures import Distribution, SeriesChart, distributions, soak_series
 from glimmer.reports.findings import Finding, finding_of
@@ -29,6 +29,7 @@ from glimmer.reports.matrix import columns, judged_elsewhere
 from glimmer.reports.racks import Rack, racks_of
 from glimmer.reports.units import Gate, Unit
 from glimmer.reports.words import status_word, worst
+from glimmer.verdict.units import count_units
 
 GENERATOR = f"glimmer-burnin {__version__}"
 
@@ -199,13 +200,11 @@ def _plan(run: BurnInRun) -> tuple[PlanDocument | None, str | None]:
 
 
 def _planned_units(plan: PlanDocument | None) -> int | None:
-    # A Node test runs once per target; a Pair or Group test is one unit over all of them.
+    # The units the plan asks for, by the one rule the engine runs them by: a Node test once
+    # per distinct target (a node named twice is one unit), a Pair or Group test once.
     if plan is None:
         return None
-    per_node = sum(1 for t in plan.tests if t.spec.scope is Scope.NODE)
-    return per_node * len(plan.targets) + sum(
-        1 for t in plan.tests if t.spec.scope is not Scope.NODE
-    )
+    return count_units((t.spec.scope for t in plan.tests), plan.targets)
 
 
 def _window(units: tuple[Unit, ...], run: BurnInRun) -> tuple[datetime | None, datetime | None]:

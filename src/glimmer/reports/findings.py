@@ -15,7 +15,7 @@ from glimmer.api.pinned import PLAN_ANNOTATION, PlanDocument, PlanError, decode_
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.api.threshold import to_contract
-from glimmer.contract.vocab import Phase
+from glimmer.contract.vocab import Phase, Scope
 from glimmer.verdict.evidence import GateEvidence, RecordedViolation, gate_evidence
 from glimmer.verdict.text import flatten
 
@@ -50,10 +50,10 @@ def plan_of(run: BurnInRun) -> PlanDocument | None:
 def unit_label(result: TestResult) -> str:
     """A node for a Node result; the link or the collective for Pair and Group."""
     nodes = result.nodes or []
-    scope = result.scope.value if result.scope is not None else ""
-    if scope == "Pair" and len(nodes) == 2:
+    scope = result.scope
+    if scope is Scope.PAIR and len(nodes) == 2:
         return f"{nodes[0]} <-> {nodes[1]}"
-    if scope == "Group":
+    if scope is Scope.GROUP:
         return f"group of {len(nodes)} ({nodes[0] if nodes else '-'} …)"
     return nodes[0] if nodes else "(run)"
 

@@ -1,0 +1,149 @@
+"""What one engine remembers between its own passes, and when it forgets.
+
+A pass needs nothing from an earlier one: a fresh engine given only the stored run reaches the
+same decisions. What an engine keeps is a saving, never a source of truth, and it lives here,
+on the engine, not in module globals (a module-level cache is shared by every engine in the
+process and was never freed: five runs driven and deleted left entries in all four of them).
+
+Per run (keyed by namespace and name, checked against the uid, so a run deleted and created
+again under the same name starts afresh):
+
+* the decoded plan and its units, reused while the plan annotation reads the same;
+* the book index of the status this engine last wrote, reused only when the run read back
+  carries the resourceVersion that write returned. A substrate that deserialises every read
+  hands back a new object each time, so object identity never matched there; the version does;
+* quiet notes (see :mod:`.node_unit`), each dropped once it no longer holds;
+* execution names already computed (a hash each), bounded;
+* whether the run's stamps were accounted for and which executions may still be unrecorded.
+
+A run is forgotten when a pass leaves it in a terminal phase, when it is being deleted or is
+gone, and the oldest run is dropped beyond ``MAX_RUNS``; a pass that fails drops what it may have
+left half-done. Node facts for the planner are kept per node, for the nodes listed last.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from glimmer.api.pinned import PlanDocument
+from glimmer.api.result import TestResult
+from glimmer.api.run import BurnInRun
+from glimmer.engine.backend import Execution, NodeView
+from glimmer.engine.book import Index
+from glimmer.engine.names import execution_name
+from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.units import PlanUnits
+
+MAX_RUNS = 256  # runs remembered at once; beyond it the least recently reconciled is dropped
+MAX_NAMES = 1 << 14  # execution names remembered per run before the memo starts over
+
+RunKey = tuple[str, str]  # (namespace, name)
+NameKey = tuple[int, str, int, str]  # (test index, node, attempt, role)
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """A unit found with nothing to do: with this result and this execution it stays so until
+    ``until`` (its overdue instant or its next checkpoint)."""
+
+    result: TestResult | None
+    execution: Execution
+    until: datetime
+
+
+@dataclass
+class RunMemory:
+    """What the engine keeps about one run between its passes."""
+
+    uid: str
+    plan_value: str | None = None
+    plan: PlanDocument | None = None
+    units: PlanUnits | None = None
+    version: str | None = None  # resourceVersion of the status this engine last wrote
+    index: Index | None = None
+    quiet: dict[tuple[str, str], Quiet] = field(default_factory=dict)
+    names: dict[NameKey, str] = field(default_factory=dict)
+    audited: bool = False  # the run's stamps were accounted for by this engine
+    unrecorded: set[str] | None = None  # see execute._seed_busy
+
+    def index_for(self, run: BurnInRun) -> Index | None:
+        """The index of the status as this engine wrote it, when ``run`` is that status."""
+        version = run.metadata.resource_version
+        if version is None or version != self.version:
+            return None
+        return self.index
+
+    def wrote(self, run: BurnInRun, index: Index) -> None:
+        self.version = run.metadata.resource_version
+        self.index = index if self.version is not None else None
+
+    def execution_name(
+        self, run: str, uid: str, test_index: int, node: str, attempt: int, role: str
+    ) -> str:
+        """:func:`.names.execution_name`, remembered: a pass asks again for every unit in
+        flight. The memory is one run's, so run and uid are the same on every call."""
+        key = (test_index, node, attempt, role)
+        name = self.names.get(key)
+        if name is None:
+            if len(self.names) >= MAX_NAMES:
+                self.names.clear()
+            name = self.names[key] = execution_name(run, uid, test_index, node, attempt, role)
+        return name
+
+    def failed(self) -> None:
+        """A pass failed part-way: what it cordoned or created may not have been recorded."""
+        self.audited = False
+        self.unrecorded = None
+        self.quiet.clear()
+
+
+class Memory:
+    """The engine's memory of the runs it reconciles, bounded and forgotten with the run."""
+
+    def __init__(self, max_runs: int = MAX_RUNS) -> None:
+        self.max_runs = max_runs
+        self._runs: OrderedDict[RunKey, RunMemory] = OrderedDict()
+        self._nodes: dict[str, tuple[NodeView, NodeInfo]] = {}
+
+    @staticmethod
+    def key(run: BurnInRun) -> RunKey:
+        return (run.metadata.namespace or "default", run.name)
+
+    def of(self, run: BurnInRun) -> RunMemory:
+        """The memory of ``run``, made fresh for a run not seen (or seen under another uid)."""
+        key, uid = self.key(run), run.metadata.uid or ""
+        memory = self._runs.get(key)
+        if memory is None or memory.uid != uid:
+            memory = RunMemory(uid)
+            self._runs[key] = memory
+            while len(self._runs) > self.max_runs:
+                self._runs.popitem(last=False)
+        else:
+            self._runs.move_to_end(key)
+        return memory
+
+    def forget(self, namespace: str, name: str) -> None:
+        self._runs.pop((namespace, name), None)
+
+    def __len__(self) -> int:
+        """How many runs are remembered."""
+        return len(self._runs)
+
+    def node_infos(self, nodes: list[NodeView]) -> list[NodeInfo]:
+        """The planner's view of ``nodes``, converted once per node as long as it reads the
+        same (a sweep of many runs starts each against the same fleet). Only the nodes of this
+        listing are kept, so a node that left the fleet is forgotten with the listing."""
+        kept: dict[str, tuple[NodeView, NodeInfo]] = {}
+        out: list[NodeInfo] = []
+        for node in nodes:
+            cached = self._nodes.get(node.name)
+            if cached is not None and (cached[0] is node or cached[0] == node):
+                info = cached[1]
+            else:
+                info = NodeInfo(node.name, node.labels, node.unschedulable, node.annotations)
+            kept[node.name] = (node, info)
+            out.append(info)
+        self._nodes = kept
+        return out
