@@ -26,7 +26,12 @@ from glimmer.engine.terminate import deleted_path, terminal_path, terminate
 from glimmer.engine.wake import Outcome
 
 TERMINAL_RUN_PHASES = frozenset({Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.CANCELLED})
-EMPTY_PLAN = PlanDocument(targets=[], profile_entries=[], tests=[])
+
+
+def empty_plan() -> PlanDocument:
+    """The plan of a run that has none (not pinned yet, unreadable, being deleted): made fresh
+    each time, since a model held in a module global could be changed by any holder."""
+    return PlanDocument(targets=[], profile_entries=[], tests=[])
 
 
 def _default_start() -> StartFn:
@@ -86,7 +91,7 @@ class Engine:
     def _finish(self, run: BurnInRun) -> Outcome:
         """The deleted and terminal paths: nothing of them is remembered."""
         if run.metadata.deletion_timestamp is not None:
-            return deleted_path(self._pass(run, EMPTY_PLAN))
+            return deleted_path(self._pass(run, empty_plan()))
         return terminal_path(self._pass(run, _plan_or_empty(run)))
 
     def _plan(self, memory: RunMemory, value: str) -> PlanDocument:
@@ -99,12 +104,12 @@ class Engine:
         phase = run.status.phase if run.status else Phase.PENDING
         value = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
         if value is None:
-            ctx = self._pass(run, EMPTY_PLAN, memory)
+            ctx = self._pass(run, empty_plan(), memory)
             return start(ctx, self._start, self.memory.node_infos), ctx
         try:
             plan = self._plan(memory, value)
         except PlanError as e:
-            ctx = self._pass(run, EMPTY_PLAN, memory)
+            ctx = self._pass(run, empty_plan(), memory)
             ctx.book.put(
                 TestResult(
                     name="resolve", kind="", phase=Phase.ERROR, finished_at=ctx.now, message=str(e)
@@ -130,8 +135,8 @@ def _terminal(run: BurnInRun) -> bool:
 def _plan_or_empty(run: BurnInRun) -> PlanDocument:
     value = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
     if value is None:
-        return EMPTY_PLAN
+        return empty_plan()
     try:
         return decode_plan(value)
     except PlanError:
-        return EMPTY_PLAN
+        return empty_plan()
