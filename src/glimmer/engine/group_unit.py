@@ -43,7 +43,7 @@ def _placement(ctx: Pass, rank: int, targets: list[str], service: str) -> Placem
 
 def advance_group(ctx: Pass, index: int, test: PlannedTest) -> bool:
     """Advance the one unit of a Group test; True when anything was in flight or harvested."""
-    targets = list(ctx.plan.targets)
+    targets = list(ctx.units.link(index, test).nodes)
     result = ctx.book.get(test.name, targets[0])
     if result is not None and is_terminal(result):
         return False

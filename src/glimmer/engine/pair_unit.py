@@ -37,7 +37,7 @@ def _placement(
 
 def advance_pair(ctx: Pass, index: int, test: PlannedTest) -> bool:
     """Advance the one unit of a Pair test; True when anything was in flight or harvested."""
-    server, client = ctx.plan.targets[0], ctx.plan.targets[1]
+    server, client = ctx.units.link(index, test).nodes
     nodes = [server, client]
     result = ctx.book.get(test.name, server)
     if result is not None and is_terminal(result):

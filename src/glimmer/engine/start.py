@@ -118,7 +118,7 @@ def _refuse(ctx: Pass, refusal: Refused) -> Outcome:
 def _fingerprint(ctx: Pass) -> tuple[dict[str, bool], dict[str, str]]:
     prior: dict[str, bool] = {}
     prints: dict[str, str] = {}
-    for name in dict.fromkeys(ctx.plan.targets):
+    for name in ctx.units.distinct:
         node = ctx.backend.get_node(name)
         if node is None:
             prints[name] = NODE_UNAVAILABLE

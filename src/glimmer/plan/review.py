@@ -66,8 +66,8 @@ def plan_expanded(
     if not any(test.parent is not None for test in plan.tests):
         return None
     entries, tests = len(plan.profile_entries), len(plan.tests)
-    executions = node_executions(plan)
-    nodes = len(set(plan.targets))
+    units = PlanUnits(plan)
+    executions, nodes = units.executions, len(units.distinct)
     message = (
         f"{entries} profile {plural(entries, 'entry', 'entries')} expanded to {tests} planned "
         f"{plural(tests, 'test')}: {executions} node {plural(executions, 'execution')} over "

@@ -75,6 +75,13 @@ class PlanUnits:
         for nodes in units_of(test.spec.scope, self.targets, self.distinct):
             yield PlanUnit(index, test, nodes)
 
+    def link(self, index: int, test: PlannedTest) -> PlanUnit:
+        """The one unit of the ``index``-th planned test, a Pair or Group test."""
+        found = list(self.of_test(index, test))
+        if len(found) != 1:
+            raise ValueError(f"planned test {test.name} has {len(found)} units, not one")
+        return found[0]
+
     def __iter__(self) -> Iterator[PlanUnit]:
         for index, test in enumerate(self.plan.tests):
             yield from self.of_test(index, test)
