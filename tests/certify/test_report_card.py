@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from glimmer.backends.sim.certify import certify
 from glimmer.certify.report_card import MIN_WIDTH, WIDTH, render
-from glimmer.certify.sim_certify import certify
-from glimmer.certify.sim_spec import from_text
+from glimmer.certify.spec import from_text
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from glimmer.backends.sim.certify import certify
 from glimmer.certify.report_card import render
-from glimmer.certify.sim_certify import certify
-from glimmer.certify.sim_result import CertResult, from_doc, to_doc
-from glimmer.certify.sim_spec import from_text
+from glimmer.certify.result import CertResult, from_doc, to_doc
+from glimmer.certify.spec import from_text
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim

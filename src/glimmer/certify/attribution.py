@@ -18,7 +18,7 @@ import gzip
 import json
 from collections.abc import Iterable, Sequence
 
-from glimmer.certify.sim_result import THRESHOLD, WORKLOAD, FailedNode
+from glimmer.certify.result import THRESHOLD, WORKLOAD, FailedNode
 
 FAILED_KEY = "failed-nodes.json.gz"
 SUCCEEDED_KEY = "succeeded-nodes.csv.gz"

@@ -1,8 +1,8 @@
 """Topology-aware node groups for a certification category (specs/certify.md §7.3).
 
 Input is what a cluster tells us about its nodes — a name and its labels — so the same code
-groups a real cluster (a rack or ``nvidia.com/gpu.clique`` label) and a simulated fleet
-(:func:`fleet_nodes` writes those labels from the fleet topology).
+groups a real cluster (a rack or ``nvidia.com/gpu.clique`` label) and a simulated fleet (the
+simulator's substrate, ``glimmer.backends.sim.certify``, writes those labels from the topology).
 
 * **Simple** (no topology key): consecutive names in groups of ``nodes_per_job``; a remainder
   borrows the last nodes of the last full group into an overflow group.
@@ -22,11 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from glimmer.errors import InputError
-from glimmer.fleet.topology import Topology
-from glimmer.sim.device_facts import facts
 
 # Labels a GPU node carries on Kubernetes (GPU feature discovery, the platform's topology
-# label) and that :func:`fleet_nodes` writes for a simulated fleet.
+# label) and that the simulator's substrate writes for a simulated fleet.
 CLIQUE_LABEL = "nvidia.com/gpu.clique"  # the MNNVL domain (GB200/GB300 NVL72)
 
 
@@ -200,32 +198,6 @@ def _overflow(
                 tuple(sorted(borrowed)),
             )
         )
-    return out
-
-
-# ---- labels of a simulated fleet -------------------------------------------------------------
-
-
-def fleet_nodes(topo: Topology) -> list[NodeInfo]:
-    """Every node of the fleet with the labels a cluster would show: product, rack, the
-    NVLink clique (NVL72 racks only, as GPU feature discovery labels them) and the leaf."""
-    out: list[NodeInfo] = []
-    for node in topo.nodes:
-        rack = topo.racks[node.rack]
-        labels = {
-            "kubernetes.io/hostname": node.hostname,
-            # What GPU Feature Discovery writes (as the simulator backend's nodes carry it).
-            PRODUCT_LABEL: facts(node.model).model_name.replace(" ", "-"),
-            RACK_LABEL: rack.name,
-        }
-        first = node.gpu_start
-        dom = int(topo.gpu_domain[first]) if node.gpu_count else -1
-        if dom >= 0 and topo.domains[dom].kind == "nvl72":
-            labels[CLIQUE_LABEL] = topo.domains[dom].name
-        backend = sorted((n for n in node.nics if n.role == "backend"), key=lambda n: n.rail)
-        if backend:
-            labels[LEAF_LABEL] = backend[0].switch_key.removeprefix("switch:")
-        out.append(NodeInfo(node.hostname, labels))
     return out
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from glimmer.certify.health_eval import HealthEvalError, evaluate
 from glimmer.certify.health_parse import ROOT, Expr, HealthExpressionError, parse
-from glimmer.certify.sim_result import HARDWARE, FailedNode
+from glimmer.certify.result import HARDWARE, FailedNode
 
 __all__ = [
     "CORDON_EXPRESSION",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import textwrap
 
-from glimmer.certify.sim_result import CategoryResult, CertResult, GroupRun, runtime_text
+from glimmer.certify.result import CategoryResult, CertResult, GroupRun, runtime_text
 
 WIDTH = 100
 MIN_WIDTH = 60

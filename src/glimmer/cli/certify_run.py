@@ -19,10 +19,10 @@ from typing import Annotated
 import typer
 
 from glimmer.api.budget import check_size
+from glimmer.backends.sim.certify import certify
 from glimmer.certify.report_card import WIDTH, render
-from glimmer.certify.sim_certify import certify
-from glimmer.certify.sim_result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
-from glimmer.certify.sim_spec import load_certification
+from glimmer.certify.result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
+from glimmer.certify.spec import load_certification
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import console, print_json
 from glimmer.errors import InputError, Location

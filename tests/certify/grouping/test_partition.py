@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glimmer.backends.sim.certify.nodes import fleet_nodes
 from glimmer.certify.grouping import (
     CLIQUE_LABEL,
     RACK_LABEL,
     Group,
     NodeInfo,
     domain_key,
-    fleet_nodes,
     partition,
 )
 from glimmer.errors import InputError

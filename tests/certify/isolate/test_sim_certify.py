@@ -11,11 +11,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glimmer.backends.sim.certify import certify
 from glimmer.certify.grouping import PRODUCT_LABEL, NodeInfo
 from glimmer.certify.report_card import render
-from glimmer.certify.sim_certify import certify, majority_arch
-from glimmer.certify.sim_result import from_doc, to_doc
-from glimmer.certify.sim_spec import CertSpec, from_text
+from glimmer.certify.result import from_doc, to_doc
+from glimmer.certify.spec import CertSpec, from_text
+from glimmer.certify.target import majority_arch
 from glimmer.errors import InputError, InputErrors
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault

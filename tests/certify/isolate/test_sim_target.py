@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from glimmer.backends.sim.certify import certify, sim_nodes
 from glimmer.certify.grouping import UNSCHEDULABLE_TAINT
-from glimmer.certify.sim_certify import certify, select, sim_nodes
-from glimmer.certify.sim_spec import from_text
+from glimmer.certify.spec import from_text
+from glimmer.certify.target import select
 from glimmer.errors import InputError
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault

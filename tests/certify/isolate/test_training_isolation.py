@@ -7,10 +7,10 @@ from typing import Any
 
 import yaml
 
+from glimmer.backends.sim.certify import certify
 from glimmer.certify.grouping import PRODUCT_LABEL
-from glimmer.certify.sim_certify import certify
-from glimmer.certify.sim_result import WORKLOAD, CategoryResult
-from glimmer.certify.sim_spec import from_text
+from glimmer.certify.result import WORKLOAD, CategoryResult
+from glimmer.certify.spec import from_text
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-import glimmer.certify.sim_category_nccl as sim_category_nccl
+import glimmer.certify.category.communication as sim_category_nccl
 from glimmer.api.certify.logprofile import LogProfile
+from glimmer.backends.sim.certify import certify
 from glimmer.certify.catalog.entries import get_entry, log_profile, measurement_profile
 from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH_PATTERN
-from glimmer.certify.sim_certify import certify
-from glimmer.certify.sim_spec import from_text
+from glimmer.certify.spec import from_text
 from glimmer.errors import InputError
 from glimmer.fleet.load import load_topology
 from glimmer.sim.twin import FleetSim

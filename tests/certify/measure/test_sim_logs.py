@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from glimmer.backends.sim.certify.dcgm import run_dcgm
+from glimmer.backends.sim.certify.nccl import run_nccl
+from glimmer.backends.sim.certify.training import run_training
+from glimmer.certify.jobs import NcclJob, TrainingJob
 from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH, bus_factor, parse_table
 from glimmer.certify.measure.expect import floor, network_expectation, nvlink_expectation
 from glimmer.certify.measure.goodput import parse_training
-from glimmer.certify.sim_dcgm import run_dcgm
-from glimmer.certify.sim_nccl import NcclJob, run_nccl
-from glimmer.certify.sim_training import TrainingJob, run_training
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim

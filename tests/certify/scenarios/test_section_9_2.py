@@ -156,8 +156,8 @@ from glimmer.certify.platform import (
 from glimmer.certify.platform.scripts import FIX_SSH_SCRIPT, WORKER_SSHD_SCRIPT
 from glimmer.certify.platform.when import MatchContext, matches_when
 from glimmer.certify.platform.workloadrun_overrides import OverrideConfig, build_overrides
-from glimmer.certify.sim_certify import majority_arch
-from glimmer.certify.sim_result import FailedNode
+from glimmer.certify.result import FailedNode
+from glimmer.certify.target import majority_arch
 from glimmer.certify.threshold_verdict import available, go_duration, judge
 
 Obj = dict[str, Any]

@@ -1,4 +1,4 @@
-"""The NCCL test oracle on the simulator: run a collective over a group, read its log with the
+"""The NCCL test oracle: run a collective over a group on the substrate, read its log with the
 LogProfile recipe the category names (the bandwidth figures) and the nccl-tests table parser
 (``#wrong`` and job time, which no recipe captures), and judge the peak bus bandwidth
 (specs/certify.md §6.1, §7.5).
@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from glimmer.certify.isolate_types import Outcome, Probe
+from glimmer.certify.jobs import GIB, JobLog, NcclJob
 from glimmer.certify.measure.bandwidth import (
     NCCL_BANDWIDTH,
     BandwidthParser,
@@ -32,10 +33,8 @@ from glimmer.certify.measure.expect import (
     nvlink_expectation,
 )
 from glimmer.certify.measure.threshold import ThresholdError, holds
-from glimmer.certify.sim_nccl import GIB, JobLog, NcclJob, rails_of, run_nccl
-from glimmer.certify.sim_result import THRESHOLD, WORKLOAD, GroupRun
-from glimmer.sim.runners.node import view
-from glimmer.sim.twin import FleetSim
+from glimmer.certify.result import THRESHOLD, WORKLOAD, GroupRun
+from glimmer.certify.substrate import Substrate
 
 ITERS = 100  # nccl-tests -n (§2.2 numIterations default)
 JOB_OVERHEAD_S = 60.0  # pods scheduled, MPI launched, NCCL initialised
@@ -43,7 +42,7 @@ JOB_OVERHEAD_S = 60.0  # pods scheduled, MPI launched, NCCL initialised
 
 @dataclass
 class NcclOracle:
-    twin: FleetSim
+    substrate: Substrate
     collective: str
     products: Mapping[str, str]  # node -> nvidia.com/gpu.product
     thresholds: Mapping[str, str] = field(default_factory=dict)
@@ -57,18 +56,15 @@ class NcclOracle:
     def expectation(self, nodes: tuple[str, ...], path: str) -> Figure | None:
         if path == "nvlink":
             return nvlink_expectation(self.products.get(nodes[0], ""), self.collective)
-        views = [v for v in (view(self.twin, n, 0.0) for n in nodes) if v is not None]
-        rails = [rails_of(v) for v in views]
-        common = set.intersection(*(set(r) for r in rails)) if rails else set()
-        if not common:
+        fabric = self.substrate.fabric(nodes)
+        if fabric is None:
             return None
-        speed = min(nic.speed_gbps for v in views for nic in v.backend_nics if nic.rail in common)
-        return network_expectation(len(common), speed)
+        return network_expectation(fabric.rails, fabric.speed_gbps)
 
     def judge(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> GroupRun:
         """Run and judge one group; the verdict is also kept under ``name``."""
         job = NcclJob(name, self.collective, nodes, nvlink, self.max_bytes, seed=self.seed)
-        log = run_nccl(self.twin, job)
+        log = self.substrate.run(job)
         rows = merge([], self.parser.parse(log.text))
         run = self._judge(name, nodes, nvlink, log, rows)
         self.runs[name] = run

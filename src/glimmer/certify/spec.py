@@ -1,5 +1,5 @@
-"""What a simulated certification runs: a Certification (``certify.glimmer.ai/v1alpha1``, read by
-the one loader) reduced to what matters on the simulator, as plain values.
+"""What a certification runs: a Certification (``certify.glimmer.ai/v1alpha1``, read by the one
+loader) reduced to what the certification core needs, as plain values, on any substrate.
 
 Each category must be in the catalog; the catalog entry says what it runs (the nccl-tests
 collective, the DCGM level, a training job). Options are the category's merged with the global
@@ -22,8 +22,8 @@ from glimmer.certify.measure.threshold import unknown_keys
 from glimmer.errors import InputError, Location
 
 _SCALE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-# What the simulator can run, by the catalog entry's kind (its ``values``).
-SIM_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv")
+# The collectives a communication category can run, by the catalog entry's kind (its ``values``).
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv")
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def _category(cert: Certification, index: int, loaded: Loaded | None) -> Categor
             loc,
         )
     values = entry.data.get("values") or {}
-    if c.domain == "communication" and values.get("testType") in SIM_COLLECTIVES:
+    if c.domain == "communication" and values.get("testType") in COLLECTIVES:
         profile = measurement_profile(entry, "bandwidthMeasurement")
         collective = str(values["testType"])
         return Category(c.domain, c.variant, "nccl", opts, collective, log_profile=profile)
@@ -168,7 +168,7 @@ def _category(cert: Certification, index: int, loaded: Loaded | None) -> Categor
         # Goodput is still read with the built-in Megatron recipe: the shipped
         # megatron-training profile names its captures differently (globalStep, stepTiming).
         return Category(c.domain, c.variant, "training", opts)
-    raise InputError(f"category {c.ref} is in the catalog but the simulator cannot run it", loc)
+    raise InputError(f"category {c.ref} is in the catalog but certification cannot run it", loc)
 
 
 def from_certification(cert: Certification, loaded: Loaded | None = None) -> CertSpec:

@@ -19,10 +19,10 @@ import hashlib
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from glimmer.certify.jobs import JobLog, NcclJob
 from glimmer.certify.measure.bandwidth import Half, TableRow, bus_factor
 from glimmer.certify.measure.expect import NCCL_GBS_PER_NIC_GBPS
 from glimmer.certify.measure.render import BINARIES, Rank, render_log
@@ -30,33 +30,10 @@ from glimmer.sim.runners.link import congestion, end
 from glimmer.sim.runners.node import NodeView, view
 from glimmer.sim.twin import FleetSim
 
-GIB = 1 << 30
 NVLINK_LATENCY_US = 11.0  # as sim.runners.network
 NET_LATENCY_US = 21.0
 TYPE_BYTES = 4  # float
 RING_LOSS_PER_DOUBLING = 0.005
-
-
-@dataclass(frozen=True)
-class NcclJob:
-    name: str
-    collective: str  # all_reduce | all_gather | reduce_scatter | alltoall | sendrecv
-    nodes: tuple[str, ...]
-    nvlink: bool = True  # NCCL_MNNVL_ENABLE
-    max_bytes: int = 16 * GIB  # -e 16G, the catalog default (§2.2 maxBytes)
-    min_bytes: int = 8
-    seed: int = 0
-    started_at: float = 0.0
-
-
-@dataclass(frozen=True)
-class JobLog:
-    """What the launcher pod left: its log and exit code."""
-
-    text: str
-    exit_code: int
-    path: str  # "nvlink" or "network": which expectation applies
-    error: str = ""
 
 
 def _rng(job: NcclJob) -> np.random.Generator:
@@ -161,13 +138,13 @@ def run_nccl(twin: FleetSim, job: NcclJob) -> JobLog:
     views = [view(twin, n, job.started_at) for n in job.nodes]
     missing = [n for n, v in zip(job.nodes, views, strict=True) if v is None]
     if missing:
-        return JobLog(f"error: node {missing[0]} is not in the fleet\n", 1, "network", "no node")
+        return JobLog(f"error: node {missing[0]} is not in the fleet\n", 1, "no node", "network")
     nvs = [v for v in views if v is not None]
     for v in nvs:
         host = v.node.hostname
         if v.level("gpu_operand_unavailable") > 0 or not v.visible:
             msg = f"{host}: CUDA driver unusable: no NVIDIA device is exposed to the pod"
-            return JobLog(msg + "\n", 1, "network", msg)
+            return JobLog(msg + "\n", 1, msg, "network")
     path = path_of(twin, nvs, job.nvlink)
     latency = NVLINK_LATENCY_US if path == "nvlink" else NET_LATENCY_US
     if path == "nvlink":
@@ -180,14 +157,14 @@ def run_nccl(twin: FleetSim, job: NcclJob) -> JobLog:
                     f"NCCL WARN Call to ibv_reg_mr failed on {v.node.hostname}: "
                     "RLIMIT_MEMLOCK too small"
                 )
-                return JobLog(msg + "\n", 1, path, msg)
+                return JobLog(msg + "\n", 1, msg, path)
         busbw, error = _network_busbw(nvs)
     if error:
-        return JobLog(error + "\n", 1, path, error)
+        return JobLog(error + "\n", 1, error, path)
     rng = _rng(job)
     busbw *= 1 + 0.004 * max(-3.0, min(3.0, float(rng.standard_normal())))
     ranks = [Rank(v.node.hostname, d.slot, d.pci_bus_id, d.name) for v in nvs for d in v.visible]
     wrong = sum(4096 for v in nvs for d in v.visible if d.level("gpu_silent_data_corruption") > 0)
     rows = _rows(job, busbw, len(ranks), latency, wrong, rng)
     text = render_log(job.collective, ranks, rows, min_bytes=job.min_bytes, max_bytes=job.max_bytes)
-    return JobLog(text, 1 if wrong else 0, path)
+    return JobLog(text, 1 if wrong else 0, path=path)

@@ -1,4 +1,4 @@
-"""A communication category on the simulated fleet: nccl-tests over the groups its test scale
+"""A communication category: nccl-tests over the groups its test scale
 asks for (one per node, one per NVLink domain or rack, or the whole target), judged by the NCCL
 oracle, which reads the figures with the LogProfile the catalog entry's bandwidthMeasurement
 names (the built-in ``nccl-bandwidth`` recipe when it names none); a failed multi-node run, or
@@ -8,6 +8,7 @@ names (the built-in ``nccl-bandwidth`` recipe when it names none); a failed mult
 from __future__ import annotations
 
 from glimmer.certify.catalog.entries import log_profile
+from glimmer.certify.category.nccl_oracle import NcclOracle
 from glimmer.certify.grouping import (
     CLIQUE_LABEL,
     PRODUCT_LABEL,
@@ -20,8 +21,7 @@ from glimmer.certify.grouping import (
 from glimmer.certify.isolate import DEFAULT_MIN_GROUP_SIZE, isolate
 from glimmer.certify.isolate_types import Diagnosis
 from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH, BandwidthRow, bandwidth_parser, merge
-from glimmer.certify.sim_oracle import NcclOracle
-from glimmer.certify.sim_result import (
+from glimmer.certify.result import (
     WORKLOAD,
     CategoryResult,
     FailedNode,
@@ -29,8 +29,8 @@ from glimmer.certify.sim_result import (
     diagnosis_reasons,
     isolation_of,
 )
-from glimmer.certify.sim_spec import Category
-from glimmer.sim.twin import FleetSim
+from glimmer.certify.spec import Category
+from glimmer.certify.substrate import Substrate
 
 
 def _groups(cat: Category, nodes: list[NodeInfo]) -> list[Group]:
@@ -44,7 +44,7 @@ def _groups(cat: Category, nodes: list[NodeInfo]) -> list[Group]:
 
 
 def run_communication(
-    twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int
+    substrate: Substrate, cat: Category, nodes: list[NodeInfo], seed: int
 ) -> CategoryResult:
     """Run the collective over the groups of the test scale; isolate what fails."""
     o = cat.options
@@ -52,7 +52,7 @@ def run_communication(
     products = {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}
     parser = bandwidth_parser(log_profile(cat.log_profile)) if cat.log_profile else NCCL_BANDWIDTH
     oracle = NcclOracle(
-        twin, cat.collective, products, o.thresholds, o.max_bytes, seed, parser=parser
+        substrate, cat.collective, products, o.thresholds, o.max_bytes, seed, parser=parser
     )
     diagnose = o.test_scale == "diagnose"
     groups = [] if diagnose else _groups(cat, nodes)

@@ -1,4 +1,4 @@
-"""A training category on the simulated fleet: a Megatron-style job per group, goodput and step
+"""A training category: a Megatron-style job per group, goodput and step
 figures read from its log by the LogProfile parser, judged by the category's thresholds and the
 glimmer defaults for the keys it leaves out (goodput, throughput per GPU by product:
 :mod:`training_gates`).
@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from glimmer.certify.grouping import CLIQUE_LABEL, PRODUCT_LABEL, NodeInfo, mnnvl_on, partition
 from glimmer.certify.isolate import isolate
 from glimmer.certify.isolate_types import Diagnosis, Outcome, Probe
+from glimmer.certify.jobs import TrainingJob
 from glimmer.certify.measure.goodput import parse_training
-from glimmer.certify.sim_result import (
+from glimmer.certify.result import (
     THRESHOLD,
     WORKLOAD,
     CategoryResult,
@@ -27,10 +28,9 @@ from glimmer.certify.sim_result import (
     diagnosis_reasons,
     isolation_of,
 )
-from glimmer.certify.sim_spec import Category
-from glimmer.certify.sim_training import TrainingJob, run_training
+from glimmer.certify.spec import Category
+from glimmer.certify.substrate import Substrate
 from glimmer.certify.training_gates import GOODPUT, STEP_TIME, TFLOPS, judge, training_gates
-from glimmer.sim.twin import FleetSim
 
 # Isolation may bisect a training job down to one node (unless the category asks for more): a
 # one-node job runs every GPU of its node and measures the throughput per GPU the gate reads,
@@ -44,9 +44,9 @@ class _Trainer:
     """Runs one training job over a set of nodes and judges it; also the isolation oracle."""
 
     def __init__(
-        self, twin: FleetSim, cat: Category, products: Mapping[str, str], seed: int
+        self, substrate: Substrate, cat: Category, products: Mapping[str, str], seed: int
     ) -> None:
-        self.twin = twin
+        self.substrate = substrate
         self.options = cat.options
         self.products = products
         self.seed = seed
@@ -66,7 +66,7 @@ class _Trainer:
             nvlink=nvlink,
             seed=self.seed,
         )
-        log = run_training(self.twin, job)
+        log = self.substrate.run(job)
         got = parse_training(log.text)
         if got is not None:
             self.seconds[name] = got.training_time
@@ -144,14 +144,16 @@ def _averages(runs: Sequence[GroupRun]) -> dict[str, float]:
 
 
 def run_training_category(
-    twin: FleetSim, cat: Category, nodes: list[NodeInfo], seed: int
+    substrate: Substrate, cat: Category, nodes: list[NodeInfo], seed: int
 ) -> CategoryResult:
     """Run the training category over its groups, judge each job, isolate what fails."""
     o = cat.options
     mnnvl = mnnvl_on(o.enable_mnnvl, nodes)
     npj = min(o.nodes_per_job or len(nodes), len(nodes))
     groups = partition(nodes, npj)
-    trainer = _Trainer(twin, cat, {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}, seed)
+    trainer = _Trainer(
+        substrate, cat, {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}, seed
+    )
     runs = [trainer.run(g.name, g.nodes, mnnvl) for g in groups]
     group_s = max(trainer.seconds.values(), default=0.0)
     failed: list[FailedNode] = []

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from glimmer.api.test import BurnInTestSpec
+from glimmer.certify.category.diagnostics import diag_reason
+from glimmer.certify.jobs import DcgmJob, JobLog
 from glimmer.sim.runners.call import RunnerCall
 from glimmer.sim.runners.host import dcgm_diag
 from glimmer.sim.twin import FleetSim
@@ -36,26 +38,30 @@ class DiagResult:
     elapsed_s: float
 
 
-def run_dcgm(twin: FleetSim, node: str, level: int, seed: int = 0) -> DiagResult:
-    """``dcgmi diag --run <level>`` on ``node``."""
+def dcgm_log(twin: FleetSim, job: DcgmJob) -> JobLog:
+    """``dcgmi diag --run <level>`` on the job's node: the runner's output and exit code."""
     call = RunnerCall(
         kind="dcgm-diag",
         scope="Node",
-        nodes=(node,),
-        node=node,
+        nodes=(job.node,),
+        node=job.node,
         role="",
         rank=None,
         nranks=None,
-        env={"BURNIN_DCGM_LEVEL": str(level)},
+        env={"BURNIN_DCGM_LEVEL": str(job.level)},
         duration_seconds=600,
         attempt=1,
         spec=_SPEC,
         started_at=0.0,
-        seed=seed,
+        seed=job.seed,
     )
     out = dcgm_diag(twin, call)
-    last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
-    _, _, why = last.partition(": ")
-    passed = out.exit_code == 0
-    reason = "" if passed else (why or last)
-    return DiagResult(node, level, passed, reason, out.stdout, out.elapsed_seconds)
+    return JobLog(out.stdout, out.exit_code, elapsed_s=out.elapsed_seconds)
+
+
+def run_dcgm(twin: FleetSim, node: str, level: int, seed: int = 0) -> DiagResult:
+    """``dcgmi diag --run <level>`` on ``node``, read as the diagnostics category reads it."""
+    log = dcgm_log(twin, DcgmJob(node, level, seed))
+    passed = log.exit_code == 0
+    reason = "" if passed else diag_reason(log.text)
+    return DiagResult(node, level, passed, reason, log.text, log.elapsed_s)

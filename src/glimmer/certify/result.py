@@ -109,9 +109,9 @@ class CertResult:
     exclusion_reason: str
     categories: tuple[CategoryResult, ...]
     node_racks: Mapping[str, str]
-    faults: tuple[str, ...] = ()
+    faults: tuple[str, ...] = ()  # what was planted (a simulated run), as the CLI spells it
     seed: int = 0
-    platform: str = "simulator"
+    platform: str = "simulator"  # the substrate's name for itself (Substrate.platform)
 
     @property
     def failed_nodes(self) -> list[str]:
@@ -183,8 +183,8 @@ def _category_doc(c: CategoryResult) -> dict[str, Any]:
             for b in c.bandwidth
         ],
         "training": dict(c.training),
-        # §8 shapes: per-domain training figures, and the iterations (one: repeatCount is not
-        # simulated).
+        # §8 shapes: per-domain training figures, and the iterations (one: each category runs
+        # once; repeatCount is not carried out).
         "domains": [
             {
                 "name": g.name,
@@ -328,6 +328,7 @@ def from_doc(doc: Any, source: str = "") -> CertResult:
             node_racks={n["name"]: n.get("rack", "") for n in doc.get("nodeResults", [])},
             faults=tuple(doc.get("faults", [])),
             seed=int(doc.get("seed", 0)),
+            # Results saved before the field was written were all simulator runs.
             platform=doc.get("platform", "simulator"),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as e:

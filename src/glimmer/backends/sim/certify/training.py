@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from glimmer.certify.sim_nccl import path_of, rails_of
+from glimmer.backends.sim.certify.nccl import path_of, rails_of
+from glimmer.certify.jobs import JobLog, TrainingJob
 from glimmer.sim.runners.load import under_load
 from glimmer.sim.runners.node import NodeView, view
 from glimmer.sim.twin import FleetSim
@@ -44,26 +44,6 @@ SAVE_S = 6.0
 START = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class TrainingJob:
-    name: str
-    nodes: tuple[str, ...]
-    max_steps: int = 50
-    checkpoint: bool = False
-    save_interval: int = 250  # catalog default saveInterval (§2.2)
-    max_restarts: int = 3
-    nvlink: bool = True
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class TrainingLog:
-    text: str
-    exit_code: int
-    error: str = ""
-    crashed_on: tuple[str, ...] = ()  # the nodes the failure log names
-
-
 def _stamp(t: float) -> str:
     return (START + timedelta(seconds=t)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -85,18 +65,18 @@ def _net_factor(twin: FleetSim, nvs: Sequence[NodeView], nvlink: bool) -> float:
     return worst
 
 
-def run_training(twin: FleetSim, job: TrainingJob) -> TrainingLog:
+def run_training(twin: FleetSim, job: TrainingJob) -> JobLog:
     """Run ``job`` on the simulated fleet; the trainer's log (rank 0) and exit code."""
     views = [view(twin, n, 0.0) for n in job.nodes]
     nvs = [v for v in views if v is not None]
     for n, v in zip(job.nodes, views, strict=True):
         if v is None or not v.visible or v.level("gpu_operand_unavailable") > 0:
             msg = f"{n}: torch.cuda.is_available() is False: no NVIDIA device in the pod"
-            return TrainingLog(f"{_stamp(0)} {msg}\n", 1, msg, (n,))
+            return JobLog(f"{_stamp(0)} {msg}\n", 1, msg, crashed_on=(n,))
         for nic in v.backend_nics:
             if len(nvs) > 1 and v.nic_level(nic.key, "nic_link_down") > 0:
                 msg = f"{n}: NCCL error: NET/IB : {nic.name} port state DOWN"
-                return TrainingLog(f"{_stamp(0)} {msg}\n", 1, msg, (n,))
+                return JobLog(f"{_stamp(0)} {msg}\n", 1, msg, crashed_on=(n,))
     words = np.frombuffer(
         hashlib.sha256(f"{job.seed}|{job.name}|{job.nodes}".encode()).digest()[:16], np.uint32
     )
@@ -132,11 +112,11 @@ def run_training(twin: FleetSim, job: TrainingJob) -> TrainingLog:
                 f"{_stamp(t)} [rank 0] NCCL watchdog: collective timed out; peer {who} lost"
             )
             if not job.checkpoint or last_ckpt == 0 or restarts >= job.max_restarts:
-                return TrainingLog(
+                return JobLog(
                     "\n".join(lines) + "\n",
                     1,
                     f"training process on {who} died at step {step}",
-                    tuple(crashers),
+                    crashed_on=tuple(crashers),
                 )
             restarts += 1
             t += RESCHEDULE_S
@@ -169,4 +149,4 @@ def run_training(twin: FleetSim, job: TrainingJob) -> TrainingLog:
             )
             last_ckpt = step
     lines.append(f"{_stamp(t + 1)} [after training is done] exiting")
-    return TrainingLog("\n".join(lines) + "\n", 0, "", tuple(crashers))
+    return JobLog("\n".join(lines) + "\n", 0, "", crashed_on=tuple(crashers))

@@ -1,0 +1,66 @@
+"""The simulated fleet's nodes as a cluster would list them to a certification: the labels GPU
+feature discovery and the platform write (product, rack, NVLink clique, leaf) from the
+topology, and the cordon of a drained node."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from glimmer.certify.grouping import (
+    CLIQUE_LABEL,
+    LEAF_LABEL,
+    PRODUCT_LABEL,
+    RACK_LABEL,
+    UNSCHEDULABLE_TAINT,
+    NodeInfo,
+    Taint,
+)
+from glimmer.fleet.topology import Topology
+from glimmer.sim.device_facts import facts
+from glimmer.sim.twin import FleetSim
+
+# The fault mode that is scheduler state on the simulator: a drained node is cordoned.
+DRAIN_MODE = "gpu_node_drain"
+
+
+def fleet_nodes(topo: Topology) -> list[NodeInfo]:
+    """Every node of the fleet with the labels a cluster would show: product, rack, the
+    NVLink clique (NVL72 racks only, as GPU feature discovery labels them) and the leaf."""
+    out: list[NodeInfo] = []
+    for node in topo.nodes:
+        rack = topo.racks[node.rack]
+        labels = {
+            "kubernetes.io/hostname": node.hostname,
+            # What GPU Feature Discovery writes (as the simulator backend's nodes carry it).
+            PRODUCT_LABEL: facts(node.model).model_name.replace(" ", "-"),
+            RACK_LABEL: rack.name,
+        }
+        first = node.gpu_start
+        dom = int(topo.gpu_domain[first]) if node.gpu_count else -1
+        if dom >= 0 and topo.domains[dom].kind == "nvl72":
+            labels[CLIQUE_LABEL] = topo.domains[dom].name
+        backend = sorted((n for n in node.nics if n.role == "backend"), key=lambda n: n.rail)
+        if backend:
+            labels[LEAF_LABEL] = backend[0].switch_key.removeprefix("switch:")
+        out.append(NodeInfo(node.hostname, labels))
+    return out
+
+
+def sim_nodes(twin: FleetSim, t: float = 0.0) -> list[NodeInfo]:
+    """The fleet's nodes as a cluster would list them at ``t``. A simulated node carries no
+    taint, except that a node whose every GPU a ``gpu_node_drain`` fault covers is cordoned:
+    unschedulable, with the cordon taint ``node.kubernetes.io/unschedulable:NoSchedule``."""
+    drained: set[int] = set()
+    for f in twin.active_faults(t):
+        if f.mode == DRAIN_MODE:
+            drained.update(int(g) for g in twin.reach.gpus(f.mode, f.target))
+    cordoned = {
+        n.hostname
+        for n in twin.topo.nodes
+        if n.gpu_count and all(g in drained for g in range(n.gpu_start, n.gpu_start + n.gpu_count))
+    }
+    cordon = (Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule"),)
+    return [
+        replace(n, taints=cordon, unschedulable=True) if n.name in cordoned else n
+        for n in fleet_nodes(twin.topo)
+    ]
