@@ -1,5 +1,6 @@
-"""Simulated nccl-tests and training logs are read by the same parsers as real ones, and their
-figures follow the fleet's links, operating points and faults."""
+"""The twin's certification jobs (backends/sim/certify): simulated nccl-tests and training logs
+are read by the same parsers as real ones, and their figures follow the fleet's links,
+operating points and faults."""
 
 from __future__ import annotations
 
