@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 
 from glimmer.api.budget import check_size
-from glimmer.backends.sim.certify import certify
+from glimmer.backends.sim.certify import certify, fleet_twin
 from glimmer.certify.report_card import WIDTH, render
 from glimmer.certify.result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
 from glimmer.certify.spec import load_certification
@@ -28,7 +28,6 @@ from glimmer.cli.output import console, print_json
 from glimmer.errors import InputError, Location
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
 from glimmer.fleet.load import load_topology
-from glimmer.sim.twin import FleetSim, from_spec
 
 
 class Output(StrEnum):
@@ -72,7 +71,7 @@ def run(
     with _flag("--fleet"):
         topology = load_topology(fleet)
     with _flag("--fault"):
-        twin = FleetSim(topology, [from_spec(f) for f in planted])
+        twin = fleet_twin(topology, planted)
     result = certify(twin, spec, seed=seed, faults=[f.render() for f in planted])
     if output is Output.JSON:
         print_json(to_doc(result))

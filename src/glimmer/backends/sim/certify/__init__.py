@@ -7,6 +7,6 @@ fleet's nodes with a cluster's labels; ``nccl``, ``dcgm`` and ``training`` the j
 """
 
 from glimmer.backends.sim.certify.nodes import sim_nodes
-from glimmer.backends.sim.certify.substrate import TwinSubstrate, certify
+from glimmer.backends.sim.certify.substrate import TwinSubstrate, certify, fleet_twin
 
-__all__ = ["TwinSubstrate", "certify", "sim_nodes"]
+__all__ = ["TwinSubstrate", "certify", "fleet_twin", "sim_nodes"]

@@ -18,8 +18,10 @@ from glimmer.certify.result import CertResult
 from glimmer.certify.run import certify as certify_on
 from glimmer.certify.spec import CertSpec
 from glimmer.certify.substrate import Fabric
+from glimmer.fleet.faultspec import FaultSpec
+from glimmer.fleet.topology import Topology
 from glimmer.sim.runners.node import view
-from glimmer.sim.twin import FleetSim
+from glimmer.sim.twin import FleetSim, from_spec
 
 PLATFORM = "simulator"
 
@@ -64,6 +66,12 @@ class TwinSubstrate:
         if isinstance(job, DcgmJob):
             return dcgm_log(self.twin, job)
         return run_training(self.twin, job)
+
+
+def fleet_twin(topology: Topology, planted: Sequence[FaultSpec]) -> FleetSim:
+    """The twin a simulated certification runs on: ``topology`` with the ``--fault`` flags
+    planted (so the CLI builds it without reaching into the simulator)."""
+    return FleetSim(topology, [from_spec(f) for f in planted])
 
 
 def certify(
