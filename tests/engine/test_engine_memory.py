@@ -20,7 +20,7 @@ from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.backends.sim.backend import SimBackend, SimExecutions
 from glimmer.backends.sim.driver import drive
 from glimmer.contract.vocab import Phase
-from glimmer.engine import book
+from glimmer.engine import book, node_unit
 from glimmer.engine.backend import Execution
 from glimmer.engine.memory import Memory
 from glimmer.engine.reconciler import Engine
@@ -224,3 +224,28 @@ def test_a_fresh_engine_over_a_deserialising_substrate_carries_on_where_another_
     final = drive(backend, Engine(backend), "default", "run").run
     assert final.status is not None and final.status.phase is Phase.PASSED
     assert final.status.passed == 2
+
+
+def _quiet_hits(backend_cls: type[SimBackend], monkeypatch: pytest.MonkeyPatch) -> int:
+    hits = []
+    still = node_unit._still_quiet
+
+    def counted(*args: Any) -> bool:
+        found = still(*args)
+        hits.extend([1] if found else [])
+        return found
+
+    monkeypatch.setattr(node_unit, "_still_quiet", counted)
+    w = world(3, QUICK, ONE_TEST, backend_cls=backend_cls)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=3))
+    for _ in range(40):  # passes while the executions run, without the clock moving on
+        w.pass_()
+    return len(hits)
+
+
+def test_a_quiet_unit_is_not_revisited_on_a_substrate_that_hands_out_copies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plain = _quiet_hits(SimBackend, monkeypatch)
+    fresh = _quiet_hits(Deserialising, monkeypatch)
+    assert plain > 0 and fresh == plain

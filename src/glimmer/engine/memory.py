@@ -36,7 +36,10 @@ from glimmer.engine.names import execution_name
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.units import PlanUnits
 
-MAX_RUNS = 256  # runs remembered at once; beyond it the least recently reconciled is dropped
+# Runs remembered at once; beyond it the least recently reconciled is dropped. A sweep reconciles
+# its runs in turn, so a bound below the runs in flight forgets every run before its next pass
+# (512 pairs under a bound of 256 cost half as much again: every pass re-audited its stamps).
+MAX_RUNS = 4096
 MAX_NAMES = 1 << 14  # execution names remembered per run before the memo starts over
 
 RunKey = tuple[str, str]  # (namespace, name)
