@@ -44,8 +44,9 @@ def test_environment_in_order_with_runner_env_winning() -> None:
     ]
     assert server.env_value("BURNIN_ATTEMPT") == "99"  # the later duplicate wins
     assert server.env_value("BURNIN_RESOURCE_LIMITS") == "memory=16Gi,nvidia.com/gpu=8"
-    assert server.active_deadline_seconds == 600 + 120
+    assert server.deadline_seconds == 600 + 120
     assert server.labels[RUN_LABEL] == "run" and server.labels[TEST_LABEL] == "p-wide"
     assert server.labels[NODE_LABEL] == "node-000" and server.labels[ATTEMPT_LABEL] == "1"
     assert server.labels[PAIR_ROLE_LABEL] == "server"
-    assert server.pod["hostname"] == "server" and server.pod["subdomain"] == server.service
+    assert server.seat is not None and server.seat.rendezvous == server.service
+    assert (server.seat.peer_role, server.seat.address_env) == ("client", "BURNIN_PEER_HOST")

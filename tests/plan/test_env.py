@@ -53,13 +53,13 @@ def test_pair_env_names_role_peer_host_and_peer_node() -> None:
     )
     assert [(v.name, v.value) for v in server[2:]] == [
         ("BURNIN_ROLE", "server"),
-        ("BURNIN_PEER_HOST", "client.bp-svc.lab.svc"),
+        ("BURNIN_PEER_HOST", "client.bp-svc"),  # the substrate's address replaces it
         ("BURNIN_PEER_NODE", "n2"),
     ]
     client = runner_env(
         spec("ib-write-bw", scope="Pair"), 1, None, pair_place("client", "n1", "bp-svc", "lab")
     )
-    assert client[3].value == "server.bp-svc.lab.svc"
+    assert client[3].value == "server.bp-svc"
 
 
 def test_group_env_names_rank_and_root_and_no_role() -> None:
@@ -68,7 +68,7 @@ def test_group_env_names_rank_and_root_and_no_role() -> None:
     assert [(v.name, v.value) for v in env[2:]] == [
         ("BURNIN_RANK", "2"),
         ("BURNIN_NRANKS", "4"),
-        ("BURNIN_ROOT_HOST", "rank-0.bp-svc.lab.svc"),
+        ("BURNIN_ROOT_HOST", "rank-0.bp-svc"),
         ("BURNIN_ROOT_NODE", "n1"),
     ]
     assert "BURNIN_ROLE" not in _names(env)

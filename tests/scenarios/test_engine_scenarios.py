@@ -26,8 +26,6 @@ from glimmer.engine.keys import (
     FINALIZER,
     HEAT_EXPECTED,
     PRIOR_UNSCHEDULABLE,
-    SAFE_TO_EVICT,
-    UNSCHEDULABLE_TAINT,
 )
 
 GATED = spec_of("gpu-burn", thresholds=[GATE_MISCOMPARES])
@@ -314,7 +312,9 @@ def test_26_deleting_a_running_run_stops_load_then_releases_then_drops_finalizer
     assert not w.backend.nodes["node-000"].unschedulable
 
 
-def test_28_execution_spec_carries_the_fixed_pod_shape() -> None:
+def test_28_execution_spec_carries_the_neutral_request() -> None:
+    # The Pod these requests become (restartPolicy, hostname selector, cordon toleration,
+    # never-evict annotation, volume names) is tests/backends/kubernetes/test_podspec.py's.
     mounts = {
         "runner": {
             "hostPaths": [
@@ -333,16 +333,11 @@ def test_28_execution_spec_carries_the_fixed_pod_shape() -> None:
     w.drive()
     specs = [e.spec for e in w.backend.executions("default", "run", w.run().metadata.uid)]
     plain = next(s for s in specs if s.test == "a")
-    assert plain.annotations[SAFE_TO_EVICT] == "false"
-    assert plain.pod["restartPolicy"] == "Never"
-    assert plain.pod["nodeSelector"] == {"kubernetes.io/hostname": "node-000"}
-    assert {"key": UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"} in (
-        plain.tolerations
-    )
-    assert plain.volumes == ()
+    assert plain.node == "node-000" and plain.seat is None
+    assert plain.mounts == ()
     mounted = next(s for s in specs if s.test == "m")
-    assert [v["readOnly"] for v in mounted.volumes] == [False, True]
-    assert mounted.volumes[0]["name"] == "host-0-dev-infiniband"
+    assert [m.read_only for m in mounted.mounts] == [False, True]
+    assert [m.host_path for m in mounted.mounts] == ["/dev/infiniband", "/dev/kmsg"]
 
 
 def test_29_heat_declared_for_sustained_load_and_withdrawn_for_passive_tests() -> None:

@@ -66,8 +66,8 @@ def test_37_pair_server_then_client_once_ready_one_result_for_the_link() -> None
     )
     assert client.created_at > server.started_at  # created only once the server was Ready
     svc = server.spec.service
-    assert server.spec.env_value("BURNIN_PEER_HOST") == f"client.{svc}.default.svc"
-    assert client.spec.env_value("BURNIN_PEER_HOST") == f"server.{svc}.default.svc"
+    assert server.spec.env_value("BURNIN_PEER_HOST") == f"client.{svc}"  # the twin's address
+    assert client.spec.env_value("BURNIN_PEER_HOST") == f"server.{svc}"
     assert client.spec.env_value("BURNIN_PEER_NODE") == "node-000"
     assert svc.startswith("bp-") and svc in w.backend.services
     assert only_result(w).nodes == TWO
@@ -138,7 +138,7 @@ def test_40_group_root_first_then_workers_with_rank_env_and_no_role() -> None:
         assert r.spec.env_value("BURNIN_NRANKS") == "3"
         assert r.spec.env_value("BURNIN_ROOT_NODE") == "node-000"
         assert r.spec.env_value("BURNIN_ROLE") is None
-        assert r.spec.active_deadline_seconds == 600 + 120 + 300
+        assert r.spec.deadline_seconds == 600 + 120 + 300
     assert only_result(w).nodes == THREE
 
 

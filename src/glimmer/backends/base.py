@@ -16,9 +16,13 @@ from glimmer.engine.backend import (
     ExecutionSet,
     ExecutionSpec,
     LogUnavailable,
+    Mount,
     NodeView,
     NotFound,
+    Privileges,
     Rendezvous,
+    Resources,
+    Seat,
 )
 
 __all__ = [
@@ -32,9 +36,13 @@ __all__ = [
     "ExecutionSet",
     "ExecutionSpec",
     "LogUnavailable",
+    "Mount",
     "NodeView",
     "NotFound",
+    "Privileges",
     "Rendezvous",
+    "Resources",
+    "Seat",
     "apply_annotations",
     "selector_matches",
 ]

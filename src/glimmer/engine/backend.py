@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.result import TestResult
@@ -75,8 +75,9 @@ class ExecPhase(StrEnum):
 
 @dataclass(frozen=True)
 class Rendezvous:
-    """The headless rendezvous service of a Pair or Group attempt (no ports, not-ready
-    addresses published), so peers resolve each other by role host name."""
+    """The rendezvous of a Pair or Group attempt: the name its executions meet under, so each
+    can reach the others by role (Kubernetes: a headless service publishing not-ready
+    addresses; elsewhere whatever the substrate resolves role names with)."""
 
     name: str
     namespace: str
@@ -87,13 +88,65 @@ class Rendezvous:
 
 
 @dataclass(frozen=True)
-class ExecutionSpec:
-    """What the engine asks a backend to run: built in one place for every scope (§2.16).
+class Mount:
+    """A host path the execution sees at ``path``; ``host_type`` is the kind of thing the host
+    path must be (``Directory``, ``CharDevice``...; empty: not checked)."""
 
+    host_path: str
+    path: str
+    read_only: bool = True
+    host_type: str = ""
+
+
+@dataclass(frozen=True)
+class Privileges:
+    """What the runner process may do on its node beyond an ordinary process."""
+
+    privileged: bool = False
+    run_as_user: int | None = None
+    host_network: bool = False
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Devices and resources the execution needs, as ``(name, quantity)`` pairs in the test's
+    order (``nvidia.com/gpu`` = 8, ``memory`` = 16Gi)."""
+
+    limits: tuple[tuple[str, str], ...] = ()
+    requests: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        """GPUs asked for (the ``*/gpu`` limit, else request), 0 when none."""
+        for name, quantity in self.limits or self.requests:
+            if name.endswith("/gpu") and quantity.isdigit():
+                return int(quantity)
+        return 0
+
+
+@dataclass(frozen=True)
+class Seat:
+    """An execution's place in its rendezvous: the rendezvous's name, the role whose address
+    it is given (a Pair end's peer, a Group rank's rank 0) and the environment variable that
+    receives that address ("" when the test's own environment sets it)."""
+
+    rendezvous: str
+    peer_role: str
+    address_env: str = ""
+
+
+@dataclass(frozen=True)
+class ExecutionSpec:
+    """What the engine asks a substrate to run, built in one place for every scope (§2.16).
+
+    The request is neutral: where (``node``), what (``image``, ``command``, ``args``, ``env``),
+    what it may touch (``mounts``, ``resources``, ``privileges``), for how long at most
+    (``deadline_seconds``) and what it is in its unit (``role``, ``rank``, ``seat``). How a
+    substrate realises it — a Pod, a Slurm step, a process on this host — is the substrate's.
     ``role`` is ``""`` (Node), ``server``/``client`` (Pair) or ``rank-<i>`` (Group). ``env`` is
-    the ordered environment after duplicates were resolved (later wins). ``tolerations``,
-    ``volumes`` and ``pod`` carry the Kubernetes-shaped rest of the pod as data, so every
-    substrate sees the same request and tests can assert on it.
+    the ordered environment after duplicates were resolved (later wins); the rendezvous
+    address in it is the substrate's answer (:meth:`Backend.rendezvous_address`).
+    ``labels`` identify the execution (run, test, node, attempt, role) on any substrate.
     """
 
     name: str
@@ -113,14 +166,20 @@ class ExecutionSpec:
     image: str
     env: tuple[tuple[str, str], ...]
     duration_seconds: int
-    active_deadline_seconds: int
+    deadline_seconds: int
     labels: Mapping[str, str]
-    annotations: Mapping[str, str]
-    tolerations: tuple[Mapping[str, Any], ...]
-    volumes: tuple[Mapping[str, Any], ...]
     test_spec: BurnInTestSpec
-    service: str = ""
-    pod: Mapping[str, Any] = field(default_factory=dict)
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    resources: Resources = field(default_factory=Resources)
+    privileges: Privileges = field(default_factory=Privileges)
+    seat: Seat | None = None
+
+    @property
+    def service(self) -> str:
+        """The name of the rendezvous this execution belongs to ("" for a Node execution)."""
+        return self.seat.rendezvous if self.seat is not None else ""
 
     def env_value(self, name: str) -> str | None:
         """The value of one environment variable, or None when it is not set."""
@@ -274,7 +333,12 @@ class Backend(Protocol):
         ...
 
     def ensure_rendezvous(self, service: Rendezvous) -> None:
-        """Create the headless rendezvous service of a Pair/Group attempt (idempotent)."""
+        """Make the rendezvous of a Pair/Group attempt exist (idempotent)."""
+        ...
+
+    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
+        """The address the execution of ``role`` in ``rendezvous`` is reached at (a DNS name on
+        Kubernetes, a hostname on Slurm, an address on this host). Pure: no call made."""
         ...
 
     # -- the resources --------------------------------------------------------------------------

@@ -1,45 +1,50 @@
 """The runner execution, built in one place for every scope (§2.16).
 
-Names, labels, the never-evict annotation, the one extra toleration (the run's own cordon
-taint), placement by hostname, the deadline and the environment come from here, so Node, Pair
-and Group executions cannot drift apart. Image resolution may fail; that failure becomes an
-Error attempt of the unit (the caller's business), never a run refusal.
+Names, identity labels, placement on the node, the deadline, the environment, the mounts and
+the privileges come from here, so Node, Pair and Group executions cannot drift apart. The
+request is substrate-neutral: how it becomes a Pod (or a Slurm step, or a process) is the
+substrate's (:mod:`glimmer.backends.kubernetes.podspec` for a Pod). Image resolution may fail;
+that failure becomes an Error attempt of the unit (the caller's business), never a run refusal.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
+from glimmer.api.k8s import ResourceRequirements
 from glimmer.api.pinned import PlannedTest
 from glimmer.api.run import BurnInRun
-from glimmer.engine.backend import ExecutionSpec
+from glimmer.api.test import BurnInTestSpec
+from glimmer.engine.backend import (
+    Backend,
+    ExecutionSpec,
+    Mount,
+    Privileges,
+    Resources,
+    Seat,
+)
 from glimmer.engine.keys import (
     ATTEMPT_LABEL,
-    HOSTNAME_LABEL,
     NODE_LABEL,
     PAIR_ROLE_LABEL,
     RANK_LABEL,
     RUN_LABEL,
-    SAFE_TO_EVICT,
     TEST_LABEL,
-    UNSCHEDULABLE_TAINT,
 )
 from glimmer.engine.names import execution_name
 from glimmer.plan.env import (
     GroupPlace,
     PairPlace,
     active_deadline_seconds,
+    address_env,
     effective_env,
     execution_duration,
+    peer_role,
     runner_env,
 )
 from glimmer.plan.images import resolve_image
-
-_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
-MAX_VOLUME_NAME = 63
+from glimmer.plan.quantity import canonical_quantity
 
 
 @dataclass(frozen=True)
@@ -53,36 +58,31 @@ class Placement:
     service: str = ""
 
 
-def volume_name(index: int, mount_path: str) -> str:
-    """``host-<i>-<mountPath lower-cased, non-alphanumerics as '-'>``, at most 63 characters."""
-    slug = _NOT_ALNUM.sub("-", mount_path.lower())
-    return f"host-{index}-{slug.strip('-')}"[:MAX_VOLUME_NAME].strip("-")
+def _mounts(spec: BurnInTestSpec) -> tuple[Mount, ...]:
+    runner = spec.runner
+    return tuple(
+        Mount(m.path, m.mount_path, m.read_only, str(m.type or ""))
+        for m in (runner.host_paths if runner else None) or ()
+    )
 
 
-def _volumes(test: PlannedTest) -> tuple[Mapping[str, Any], ...]:
-    runner = test.spec.runner
-    out = []
-    for i, mount in enumerate((runner.host_paths if runner else None) or ()):
-        host_path: dict[str, Any] = {"path": mount.path}
-        if mount.type:
-            host_path["type"] = mount.type
-        out.append(
-            {
-                "name": volume_name(i, mount.mount_path),
-                "hostPath": host_path,
-                "mountPath": mount.mount_path,
-                "readOnly": mount.read_only,
-            }
-        )
-    return tuple(out)
+def _pairs(quantities: dict[str, object] | None) -> tuple[tuple[str, str], ...]:
+    return tuple((name, canonical_quantity(str(q))) for name, q in (quantities or {}).items())
 
 
-def _tolerations(run: BurnInRun) -> tuple[Mapping[str, Any], ...]:
-    own = [
-        t.model_dump(by_alias=True, exclude_none=True) for t in run.spec.target.tolerations or ()
-    ]
-    own.append({"key": UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"})
-    return tuple(own)
+def _resources(resources: ResourceRequirements | None) -> Resources:
+    if resources is None:
+        return Resources()
+    return Resources(_pairs(dict(resources.limits or {})), _pairs(dict(resources.requests or {})))
+
+
+def _privileges(spec: BurnInTestSpec) -> Privileges:
+    runner = spec.runner
+    return Privileges(
+        privileged=bool(runner and runner.privileged),
+        run_as_user=runner.run_as_user if runner else None,
+        host_network=bool(spec.host_network),
+    )
 
 
 def _labels(run: BurnInRun, test: PlannedTest, where: Placement, attempt: int) -> dict[str, str]:
@@ -99,38 +99,13 @@ def _labels(run: BurnInRun, test: PlannedTest, where: Placement, attempt: int) -
     return labels
 
 
-def _pod(run: BurnInRun, test: PlannedTest, where: Placement) -> dict[str, Any]:
-    spec = test.spec
-    runner = spec.runner
-    pod: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "nodeSelector": {HOSTNAME_LABEL: where.node},
-        "hostNetwork": spec.host_network,
-    }
-    if runner is not None:
-        if runner.priority_class_name:
-            pod["priorityClassName"] = runner.priority_class_name
-        if runner.command:
-            pod["command"] = list(runner.command)
-        if runner.args:
-            pod["args"] = list(runner.args)
-        if runner.readiness_probe:
-            pod["readinessProbe"] = dict(runner.readiness_probe)
-        security: dict[str, Any] = {}
-        if runner.privileged:
-            security["privileged"] = True
-        if runner.run_as_user is not None:
-            security["runAsUser"] = runner.run_as_user
-        if security:
-            pod["securityContext"] = security
-    if spec.resources is not None:
-        pod["resources"] = spec.resources.model_dump(by_alias=True, exclude_none=True)
-    if where.service:
-        pod["hostname"] = where.role
-        pod["subdomain"] = where.service
-        if spec.host_network:
-            pod["dnsPolicy"] = "ClusterFirstWithHostNet"
-    return pod
+def _seat(where: Placement, env_names: set[str], overridden: set[str]) -> Seat | None:
+    if not where.service or where.place is None:
+        return None
+    variable = address_env(where.place)
+    # A test that sets the variable itself keeps its value: the substrate is not asked.
+    owned = variable if variable in env_names and variable not in overridden else ""
+    return Seat(where.service, peer_role(where.place), owned)
 
 
 def build_execution(
@@ -145,7 +120,9 @@ def build_execution(
     spec = test.spec
     image = resolve_image(spec, vendor)
     env = effective_env(runner_env(spec, attempt, test.axes, where.place))
+    overridden = {v.name for v in (spec.runner.env if spec.runner else None) or ()}
     place = where.place
+    runner = spec.runner
     return ExecutionSpec(
         name=execution_name(
             run.name, run.metadata.uid or "", test_index, where.node, attempt, where.role
@@ -166,12 +143,24 @@ def build_execution(
         image=image,
         env=tuple((n, v.value) for n, v in env.items() if v.value is not None),
         duration_seconds=execution_duration(spec),
-        active_deadline_seconds=active_deadline_seconds(spec),
+        deadline_seconds=active_deadline_seconds(spec),
         labels=_labels(run, test, where, attempt),
-        annotations={SAFE_TO_EVICT: "false"},
-        tolerations=_tolerations(run),
-        volumes=_volumes(test),
         test_spec=spec,
-        service=where.service,
-        pod=_pod(run, test, where),
+        command=tuple(runner.command or ()) if runner else (),
+        args=tuple(runner.args or ()) if runner else (),
+        mounts=_mounts(spec),
+        resources=_resources(spec.resources),
+        privileges=_privileges(spec),
+        seat=_seat(where, set(env), overridden),
     )
+
+
+def addressed(spec: ExecutionSpec, backend: Backend) -> ExecutionSpec:
+    """``spec`` with its rendezvous address variable set to the substrate's answer for the peer
+    (or root) role; unchanged for a Node execution or one whose test sets the variable."""
+    seat = spec.seat
+    if seat is None or not seat.address_env:
+        return spec
+    address = backend.rendezvous_address(spec.namespace, seat.rendezvous, seat.peer_role)
+    env = tuple((k, address if k == seat.address_env else v) for k, v in spec.env)
+    return spec if env == spec.env else dataclasses.replace(spec, env=env)

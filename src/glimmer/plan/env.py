@@ -9,7 +9,9 @@ Order of the environment (later duplicates win, as in a pod spec):
 3. ``BURNIN_VARIANT_<AXIS>`` per axis, sorted by axis, upper-cased;
 4. Pair: ``BURNIN_ROLE``, ``BURNIN_PEER_HOST``, ``BURNIN_PEER_NODE``; Group: ``BURNIN_RANK``,
    ``BURNIN_NRANKS``, ``BURNIN_ROOT_HOST``, ``BURNIN_ROOT_NODE`` and no ``BURNIN_ROLE`` (a rank
-   is not a server or a client, and a Pair-only runner must see it is not in a pair);
+   is not a server or a client, and a Pair-only runner must see it is not in a pair). The
+   ``*_HOST`` values here are the neutral ``<role>.<rendezvous>``; the engine replaces them with
+   the substrate's address for that role when it creates the execution;
 5. ``spec.runner.env``, last, so a test can override anything above.
 """
 
@@ -65,9 +67,14 @@ def pod_window_seconds(spec: BurnInTestSpec) -> int:
     return execution_duration(spec) + DEADLINE_GRACE_SECONDS + SCHEDULING_GRACE_SECONDS
 
 
-def rendezvous_host(role: str, service: str, namespace: str) -> str:
-    """``<role>.<service>.<namespace>.svc`` — deliberately not suffixed ``cluster.local``."""
-    return f"{role}.{service}.{namespace}.svc"
+PEER_HOST = "BURNIN_PEER_HOST"
+ROOT_HOST = "BURNIN_ROOT_HOST"
+
+
+def rendezvous_host(role: str, service: str) -> str:
+    """``<role>.<rendezvous>``: the execution of ``role`` named within its rendezvous, before a
+    substrate says how it is reached (the engine asks it when creating the execution)."""
+    return f"{role}.{service}"
 
 
 @dataclass(frozen=True)
@@ -89,15 +96,32 @@ class GroupPlace:
     root_node: str
 
 
-def pair_place(role: PairRole, peer_node: str, service: str, namespace: str) -> PairPlace:
-    """The Pair environment of ``role``, whose peer is the other role on ``peer_node``."""
+def pair_place(role: PairRole, peer_node: str, service: str, namespace: str = "") -> PairPlace:
+    """The Pair environment of ``role``, whose peer is the other role on ``peer_node``.
+    ``namespace`` no longer shapes the name (the substrate's address does); it stays in the
+    signature the units and the preview call."""
     peer: PairRole = "client" if role == "server" else "server"
-    return PairPlace(role, rendezvous_host(peer, service, namespace), peer_node)
+    return PairPlace(role, rendezvous_host(peer, service), peer_node)
 
 
-def group_place(rank: int, nranks: int, root_node: str, service: str, namespace: str) -> GroupPlace:
-    """The Group environment of ``rank`` among ``nranks``, rank 0 being on ``root_node``."""
-    return GroupPlace(rank, nranks, rendezvous_host("rank-0", service, namespace), root_node)
+def group_place(
+    rank: int, nranks: int, root_node: str, service: str, namespace: str = ""
+) -> GroupPlace:
+    """The Group environment of ``rank`` among ``nranks``, rank 0 being on ``root_node``
+    (``namespace``: as for :func:`pair_place`)."""
+    return GroupPlace(rank, nranks, rendezvous_host("rank-0", service), root_node)
+
+
+def peer_role(place: PairPlace | GroupPlace) -> str:
+    """The role whose address ``place`` is given: a Pair end's peer, a Group rank's rank 0."""
+    if isinstance(place, PairPlace):
+        return "client" if place.role == "server" else "server"
+    return "rank-0"
+
+
+def address_env(place: PairPlace | GroupPlace) -> str:
+    """The variable that carries the address of :func:`peer_role`."""
+    return PEER_HOST if isinstance(place, PairPlace) else ROOT_HOST
 
 
 def resource_limits(spec: BurnInTestSpec) -> str | None:
@@ -130,14 +154,14 @@ def runner_env(
     if isinstance(place, PairPlace):
         env += [
             _var("BURNIN_ROLE", place.role),
-            _var("BURNIN_PEER_HOST", place.peer_host),
+            _var(PEER_HOST, place.peer_host),
             _var("BURNIN_PEER_NODE", place.peer_node),
         ]
     elif isinstance(place, GroupPlace):
         env += [
             _var("BURNIN_RANK", place.rank),
             _var("BURNIN_NRANKS", place.nranks),
-            _var("BURNIN_ROOT_HOST", place.root_host),
+            _var(ROOT_HOST, place.root_host),
             _var("BURNIN_ROOT_NODE", place.root_node),
         ]
     if spec.runner is not None:

@@ -9,7 +9,7 @@ the simulated runners over the fleet's state). Machinery faults (:mod:`.faults`)
 evict, hang or never schedule executions, or make their logs unreadable.
 
 Rendezvous: a Pair server serves until its client has ended; a Group's rank 0 ends after the
-last worker. Executions that outlive ``activeDeadlineSeconds`` are killed with
+last worker. Executions that outlive their deadline are killed with
 ``DeadlineExceeded``.
 """
 
@@ -260,6 +260,10 @@ class SimBackend:
     def ensure_rendezvous(self, service: Rendezvous) -> None:
         self.services.setdefault(service.name, service)
 
+    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
+        # The twin resolves a role by its name within the rendezvous; no DNS is pretended.
+        return f"{role}.{rendezvous}"
+
     # -- events -------------------------------------------------------------------------------
     def next_event_time(self) -> float | None:
         return self._events[0].at if self._events else None
@@ -316,7 +320,7 @@ class SimBackend:
         self._set(record, phase=ExecPhase.RUNNING, started_at=self.now(), ready=not rendezvous)
         if rendezvous:
             self._push(self.t + rng.uniform(*READY_LATENCY), "ready", uid, spec.name)
-        self._push(self.t + spec.active_deadline_seconds, "deadline", uid, spec.name)
+        self._push(self.t + spec.deadline_seconds, "deadline", uid, spec.name)
         fault = first_fault(self.faults, spec, ("deleted", "evicted", "hang", "early-exit"))
         if fault is not None and fault.mode == "hang":
             record.hung = True
