@@ -11,7 +11,8 @@ Modules, one idea each, top-down:
 * :mod:`.reconciler` — dispatch of one pass (§2.0)
 * :mod:`.start` — start and markRunning (§2.1–§2.5); the planner decides, the engine applies
 * :mod:`.step` — cancel, deadline, execute, and what the pass found (§2.6, §2.13)
-* :mod:`.execute` — the sweep: tests in order, waves under the live cap, then release
+* :mod:`.execute` — the sweep: tests in order, waves under the live cap, then release; the
+  units it sweeps are :mod:`glimmer.plan.units`'
 * :mod:`.node_unit` / :mod:`.pair_unit` / :mod:`.group_unit` — one unit per scope (§2.7–§2.9)
 * :mod:`.unit` — overdue, lost executions and machinery errors, shared by the units
 * :mod:`.harvest` — a terminated execution's exit, log and parse (§2.7a)
@@ -22,6 +23,8 @@ Modules, one idea each, top-down:
 * :mod:`.terminate` — the terminal, terminal-path and deleted-path orderings (§2.14, §2.15)
 * :mod:`.persist` — deliveries before, kills and checkpoints after the status write
 * :mod:`.wake` — when to come back
+* :mod:`.memory` — what the engine keeps between its passes (per run, by resourceVersion),
+  and when it forgets (terminal, deleted, gone); no module of the engine holds state
 * :mod:`.book` — the pass's copy-on-write, indexed working copy of the results
 * :mod:`.podspec`, :mod:`.names`, :mod:`.keys` — the execution built once (§2.16), its
   deterministic names, and every key and constant of Appendices A and B

@@ -15,6 +15,7 @@ applies the :class:`~glimmer.plan.decision.StartDecision` it returns. Modules, o
 * :mod:`.grace` — configuration vs transient errors, the 2-minute resolve grace (§2.1)
 * :mod:`.builtin` — built-in tests and profiles; a profileRef's built-in fallback
 * :mod:`.slots` — slot costs 1/2/N and the wave interlock (§2.6)
+* :mod:`.units` — the units of a pinned plan, the one enumeration the engine and progress read
 * :mod:`.images` — runner image resolution by vendor (§2.16)
 * :mod:`.env`, :mod:`.quantity` — BURNIN_* environment, durations, deadlines (§2.16)
 * :mod:`.lint`, :mod:`.summary` — linting what a user wrote; a profile's plan summary

@@ -8,6 +8,8 @@ restates a rule. Modules, one idea each:
 * :mod:`.settle` — harvest account, log-fetch rule, attempt outcome (§2.7, §2.7a, §2.11b)
 * :mod:`.attempts` — completing an attempt: repeat, retry, segment, settle (§2.11a, §2.12)
 * :mod:`.pair` / :mod:`.group` — one verdict about a link / a collective (§2.8, §2.9)
+* :mod:`.units` — which node sets a test's verdicts are about, per scope (a node named twice
+  is one unit)
 * :mod:`.fold` — segment folds and abortEarly (§2.12)
 * :mod:`.run_phase` — the run's phase and counters (§2.11c)
 * :mod:`.numbers` — reading and writing numbers as the Go original did
