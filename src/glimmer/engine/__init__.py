@@ -12,7 +12,7 @@ Modules, one idea each, top-down:
 * :mod:`.start` — start and markRunning (§2.1–§2.5); the planner decides, the engine applies
 * :mod:`.step` — cancel, deadline, execute, and what the pass found (§2.6, §2.13)
 * :mod:`.execute` — the sweep: tests in order, waves under the live cap, then release; the
-  units it sweeps are :mod:`glimmer.plan.units`'
+  units it sweeps come from :mod:`glimmer.plan.units`
 * :mod:`.node_unit` / :mod:`.pair_unit` / :mod:`.group_unit` — one unit per scope (§2.7–§2.9)
 * :mod:`.unit` — overdue, lost executions and machinery errors, shared by the units
 * :mod:`.harvest` — a terminated execution's exit, log and parse (§2.7a)
