@@ -4,8 +4,9 @@ A pass never mutates the run it read: it copies the result list, replaces result
 :class:`TestResult` is treated as immutable), and hands a new status to the backend. The index —
 where each result sits, which results are open (they hold their nodes), which nodes each test
 has settled, the four counters — is derived from the results alone; an engine may keep the
-index of the status it last wrote and reuse it when it reads back that very list, and rebuilds
-it otherwise, so a fresh engine given only the run object reaches the same decisions.
+index of the status it last wrote and reuse it when it reads back that very version of the run
+(:mod:`.memory`), and rebuilds it otherwise, so a fresh engine given only the run object reaches
+the same decisions.
 """
 
 from __future__ import annotations
