@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from glimmer.contract.vocab import Scope
-from glimmer.verdict.units import PAIR_SIZE
+from glimmer.verdict.units import units_of
 
 # maxConcurrentNodes unset or below 1 reads as 1.
 DEFAULT_CAP = 1
@@ -26,12 +25,10 @@ def effective_cap(max_concurrent_nodes: int | None) -> int:
 
 def unit_cost(scope: str, targets: Sequence[str]) -> int:
     """Slots one unit of ``scope`` takes over the run's ``targets``: a Node unit loads one node,
-    a Pair unit its two ends, a Group unit every target."""
-    if scope == Scope.PAIR:
-        return PAIR_SIZE
-    if scope == Scope.GROUP:
-        return len(targets)
-    return 1
+    a Pair unit its two ends, a Group unit every target (the nodes of the unit, as
+    :mod:`glimmer.verdict.units` lists them; no targets, no unit, no cost)."""
+    units = units_of(scope, targets)
+    return len(units[0]) if units else 0
 
 
 def slots_needed(busy: Collection[str], unit_nodes: Sequence[str]) -> int:
