@@ -126,9 +126,8 @@ def dry_run(inputs: RunInputs, output: RunOutput) -> int:
 def execute(inputs: RunInputs, output: RunOutput, sink_set: SinkSet | None = None) -> BurnInRun:
     """Submit the run to a simulator over the fleet and drive it to its verdict."""
     backend = fleet_backend(
-        inputs.twin, seed=inputs.seed, profiles=inputs.profiles, tests=inputs.tests
+        inputs.twin, seed=inputs.seed, profiles=inputs.profiles, tests=inputs.tests, sinks=sink_set
     )
-    backend.sink_set = sink_set
     submitted = backend.submit(inputs.run)
     namespace = submitted.metadata.namespace or inputs.namespace
     human = output is RunOutput.TABLE

@@ -287,15 +287,17 @@ class Delivery:
     view: BurnInRun | None = field(default=None, compare=False, repr=False)
 
 
-class Backend(Protocol):
-    """A substrate the reconciler drives."""
+class Clock(Protocol):
+    """The substrate's time."""
 
-    # -- the clock ------------------------------------------------------------------------------
     def now(self) -> datetime:
         """The substrate's current time (timezone-aware UTC; virtual on the simulator)."""
         ...
 
-    # -- nodes (always read fresh) --------------------------------------------------------------
+
+class Nodes(Protocol):
+    """The nodes, always read fresh; a cordon and its stamps are one update."""
+
     def get_node(self, name: str) -> NodeView | None:
         """The node, or None when it does not exist."""
         ...
@@ -315,7 +317,10 @@ class Backend(Protocol):
         Raises :class:`NotFound`."""
         ...
 
-    # -- executions ("pods") --------------------------------------------------------------------
+
+class Executions(Protocol):
+    """Runner executions ("pods") and the rendezvous they meet in."""
+
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionSet:
         """Every execution owned by this run (matched by run name AND uid)."""
         ...
@@ -341,7 +346,10 @@ class Backend(Protocol):
         Kubernetes, a hostname on Slurm, an address on this host). Pure: no call made."""
         ...
 
-    # -- the resources --------------------------------------------------------------------------
+
+class RunStore(Protocol):
+    """Where BurnInRuns live, and the profiles and tests they name."""
+
     def get_run(self, namespace: str, name: str) -> BurnInRun | None:
         """The run as stored, or None."""
         ...
@@ -377,7 +385,11 @@ class Backend(Protocol):
         """Every BurnInTest of the namespace, by name."""
         ...
 
-    # -- delivery -------------------------------------------------------------------------------
+
+class Deliverer(Protocol):
+    """Hands the engine's deliveries to the run's sinks (one component over ``sinks/`` that
+    every substrate uses: :mod:`glimmer.backends.common.delivery`)."""
+
     @property
     def describes_runs(self) -> bool:
         """Whether deliveries should carry ``view`` (True when envelopes go to sinks); a backend
@@ -387,3 +399,9 @@ class Backend(Protocol):
     def deliver(self, delivery: Delivery) -> bool:
         """Hand an envelope to the sinks; False when some sink failed."""
         ...
+
+
+class Backend(Clock, Nodes, Executions, RunStore, Deliverer, Protocol):
+    """A substrate the reconciler drives: its clock, nodes, executions, run store and
+    delivery. A substrate may build itself from separate parts (a file run store, the common
+    delivery) as long as the whole answers every member."""

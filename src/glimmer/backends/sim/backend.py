@@ -27,6 +27,7 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import apply_annotations, selector_matches
+from glimmer.backends.common.delivery import SinkDelivery
 from glimmer.backends.sim.faults import (
     EVICTED_MESSAGE,
     INSUFFICIENT_GPU,
@@ -45,7 +46,6 @@ from glimmer.engine.backend import (
     NotFound,
     Rendezvous,
 )
-from glimmer.sinks.envelope import Transition
 from glimmer.sinks.sinkset import SinkSet
 
 START_LATENCY = (0.3, 1.2)  # seconds from creation to a started container (image cached)
@@ -138,6 +138,7 @@ class SimBackend:
         faults: Sequence[ExecutionFault] = (),
         profiles: Mapping[str, BurnInProfile] | None = None,
         tests: Mapping[str, BurnInTestSpec] | None = None,
+        sinks: SinkSet | None = None,
     ) -> None:
         self.nodes: dict[str, NodeView] = {n.name: n for n in nodes}
         self.runner = runner
@@ -148,9 +149,8 @@ class SimBackend:
         self.profiles: dict[str, BurnInProfile] = dict(profiles or {})
         self.tests: dict[str, BurnInTestSpec] = dict(tests or {})
         self.runs: dict[tuple[str, str], BurnInRun] = {}
-        self.deliveries: list[Delivery] = []
+        self.delivery = SinkDelivery(sinks)
         self.services: dict[str, Rendezvous] = {}
-        self.sinks_ok = True
         self.log_unavailable: set[str] = set()  # execution names whose log cannot be read
         self.events_processed = 0
         self.touched: set[str] = set()  # run uids whose executions changed (cleared by drivers)
@@ -479,8 +479,7 @@ class SimBackend:
             self._forget(run)
 
     def _forget(self, run: BurnInRun) -> None:
-        if self.sink_set is not None and run.metadata.uid:
-            self.sink_set.forget_run(run.metadata.uid)  # its Prometheus series go with it
+        self.delivery.forget_run(run.metadata.uid or "")
         self.runs.pop((run.metadata.namespace or "default", run.name), None)
         self._runs_exec.pop(run.metadata.uid or "", None)  # owned executions go with it
 
@@ -490,32 +489,33 @@ class SimBackend:
     def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
         return self.tests
 
-    # -- delivery -----------------------------------------------------------------------------
-    # The sinks deliveries go to (None: recorded only). Set by whoever builds the backend.
-    sink_set: SinkSet | None = None
+    # -- delivery: the common component over sinks/ -------------------------------------------
+    @property
+    def sink_set(self) -> SinkSet | None:
+        """The sinks deliveries go to (None: recorded only)."""
+        return self.delivery.sinks
+
+    @sink_set.setter
+    def sink_set(self, sinks: SinkSet | None) -> None:
+        self.delivery.sinks = sinks
+
+    @property
+    def deliveries(self) -> list[Delivery]:
+        """Every delivery so far, without its view."""
+        return self.delivery.recorded
+
+    @property
+    def sinks_ok(self) -> bool:
+        """False makes every delivery report a failed sink."""
+        return self.delivery.ok
+
+    @sinks_ok.setter
+    def sinks_ok(self, ok: bool) -> None:
+        self.delivery.ok = ok
 
     @property
     def describes_runs(self) -> bool:
-        return self.sink_set is not None
+        return self.delivery.describes_runs
 
     def deliver(self, delivery: Delivery) -> bool:
-        """Record the delivery and hand it to the sinks; False when a sink did not take it."""
-        # Recorded without its view: each view holds the run's result list as it was, so
-        # keeping them all would grow with the square of the run (gigabytes at 10,000 nodes).
-        self.deliveries.append(dataclasses.replace(delivery, view=None))
-        delivered = True
-        if self.sink_set is not None and delivery.view is not None:
-            # The edge between engine and sinks: the sinks see the run, never a Delivery.
-            delivered = self.sink_set.deliver(
-                Transition(
-                    reason=delivery.reason,
-                    key=delivery.key,
-                    run=delivery.view,
-                    baseline=delivery.baseline,
-                    sinks=delivery.sinks,
-                    sequence=delivery.sequence,
-                    at=delivery.at,
-                    result=delivery.result,
-                )
-            )
-        return self.sinks_ok and delivered
+        return self.delivery.deliver(delivery)

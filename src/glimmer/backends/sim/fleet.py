@@ -15,6 +15,7 @@ from glimmer.fleet.topology import Topology
 from glimmer.sim.device_facts import facts
 from glimmer.sim.runners import RunnerCall, simulate_runner
 from glimmer.sim.twin import FleetSim
+from glimmer.sinks.sinkset import SinkSet
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MODEL_LABEL = "glimmer.ai/gpu-model"
@@ -86,6 +87,7 @@ def fleet_backend(
     faults: Sequence[ExecutionFault] = (),
     profiles: Mapping[str, BurnInProfile] | None = None,
     tests: Mapping[str, BurnInTestSpec] | None = None,
+    sinks: SinkSet | None = None,
 ) -> SimBackend:
     """A simulator backend whose nodes are ``twin``'s fleet and whose clock starts at the
     twin's epoch; hardware faults live in the twin, machinery faults in ``faults``."""
@@ -97,4 +99,5 @@ def fleet_backend(
         faults=faults,
         profiles=profiles,
         tests=tests,
+        sinks=sinks,
     )
