@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
 from glimmer.contract.kinds import burst_only
+from glimmer.contract.vocab import Scope
 from glimmer.plan.resolve import plan_tests
+from glimmer.plan.units import scope_of
 
 DEFAULT_DURATION_SECONDS = 600
 
@@ -21,7 +23,7 @@ DEFAULT_DURATION_SECONDS = 600
 class PlannedLine:
     name: str
     kind: str
-    scope: str
+    scope: Scope
     duration_seconds: int
     segments: int  # 0 when the test is not a segmented soak
     repeats: int
@@ -49,7 +51,7 @@ def summarize_profile(
             PlannedLine(
                 name=planned.name,
                 kind=spec.kind,
-                scope=spec.scope.value,
+                scope=scope_of(spec),
                 duration_seconds=0 if burst_only(spec.kind) else execution_seconds(spec),
                 segments=segments,
                 repeats=spec.repeat_count,
