@@ -1,7 +1,6 @@
-"""A training category: a Megatron-style job per group, goodput and step
-figures read from its log by the LogProfile parser, judged by the category's thresholds and the
-glimmer defaults for the keys it leaves out (goodput, throughput per GPU by product:
-:mod:`training_gates`).
+"""A training category: a Megatron-style job per group, goodput and step figures read from its
+log by the LogProfile parser, judged by the category's thresholds and the glimmer defaults for
+the keys it leaves out (goodput, throughput per GPU by product: :mod:`training_gates`).
 
 Who a failed job blames (§7.2): the nodes its failure log names (a process that died on a
 node); a one-node job its node; otherwise nobody yet — synchronous training runs at the pace of
