@@ -180,7 +180,7 @@ def test_dry_run_prints_the_plan_and_creates_nothing(
     def no_backend(*args: object, **kwargs: object) -> None:
         raise AssertionError("a dry run must not build a backend")
 
-    monkeypatch.setattr(run_cmd, "fleet_backend", no_backend)
+    monkeypatch.setattr(run_cmd.SIM, "backend", no_backend)
     code, out, _ = _run(capsys, "--dry-run")
     assert code == 0
     assert "dry run, nothing created" in out

@@ -18,7 +18,7 @@ import typer
 from glimmer.api.dump import dump
 from glimmer.api.fingerprint import NodeFingerprint
 from glimmer.api.load import of_kind
-from glimmer.backends.sim.fleet import fleet_nodes
+from glimmer.backends.common.registry import SIM
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.errors import InputError
 from glimmer.fingerprint.host import capture_host, host_name
@@ -37,7 +37,7 @@ def _fleet_identities(fleet: str, node: str | None, every: bool) -> list[tuple[s
     if node is None and not every:
         raise InputError("--fleet needs --node NAME (or --all for every node)")
     topo = load_topology(fleet)
-    views = {v.name: v for v in fleet_nodes(topo)}
+    views = {v.name: v for v in SIM.nodes(topo)}
     names = sorted(views) if every else [node or ""]
     out = []
     for name in names:

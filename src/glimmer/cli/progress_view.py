@@ -21,7 +21,7 @@ from rich.text import Text
 
 from glimmer.api.pinned import PLAN_ANNOTATION
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim.backend import SimBackend
+from glimmer.backends.common.registry import SimBackend
 from glimmer.contract.vocab import Phase
 from glimmer.engine.progress import RunProgress, progress_of
 

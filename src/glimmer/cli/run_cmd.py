@@ -20,8 +20,7 @@ import typer
 
 from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim.driver import drive
-from glimmer.backends.sim.fleet import fleet_backend
+from glimmer.backends.common.registry import SIM, entry
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
@@ -38,7 +37,6 @@ from glimmer.cli.run_inputs import (
 from glimmer.cli.verdict_table import render_verdict
 from glimmer.contract.vocab import Phase
 from glimmer.engine.reconciler import Engine
-from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
@@ -51,8 +49,6 @@ from glimmer.verdict.text import name_some
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
 NOT_SETTLED_EXIT = 3
-BACKENDS = ("sim",)
-LATER_BACKENDS = ("local", "kubernetes", "slurm")
 MAX_NODES_NAMED = 6
 DEFAULT_REPORT_DIR = "glimmer-report"
 # After the verdict, a terminal envelope no sink accepted is re-sent every 5 simulated minutes
@@ -69,18 +65,6 @@ def exit_code(run: BurnInRun) -> int:
     """0 Passed, 1 Failed, 3 Error, 4 Cancelled; a run that did not settle counts as Error."""
     phase = run.status.phase if run.status else Phase.PENDING
     return EXIT_CODES.get(phase, NOT_SETTLED_EXIT)
-
-
-def _check_backend(backend: str) -> None:
-    if backend in BACKENDS:
-        return
-    if backend in LATER_BACKENDS:
-        raise InputError(
-            f"--backend {backend}: not available yet: only 'sim' (the built-in simulated "
-            "fleet) runs today; this host (local), Kubernetes and Slurm backends are planned"
-        )
-    known = ", ".join((*BACKENDS, *LATER_BACKENDS))
-    raise InputError(f"--backend {backend}: unknown backend (known: {known})")
 
 
 def _header(inputs: RunInputs) -> None:
@@ -125,7 +109,7 @@ def dry_run(inputs: RunInputs, output: RunOutput) -> int:
 
 def execute(inputs: RunInputs, output: RunOutput, sink_set: SinkSet | None = None) -> BurnInRun:
     """Submit the run to a simulator over the fleet and drive it to its verdict."""
-    backend = fleet_backend(
+    backend = SIM.backend(
         inputs.twin, seed=inputs.seed, profiles=inputs.profiles, tests=inputs.tests, sinks=sink_set
     )
     submitted = backend.submit(inputs.run)
@@ -136,7 +120,7 @@ def execute(inputs: RunInputs, output: RunOutput, sink_set: SinkSet | None = Non
         console.print()
     with ProgressView(console, live=human and console.is_terminal) as view:
         progress = view.update if human else None
-        done = drive(
+        done = SIM.drive(
             backend,
             Engine(backend),
             namespace,
@@ -193,7 +177,7 @@ def run_main(
     sinks: SinkFlags | None = None,
 ) -> int:
     """The whole command, as an exit code."""
-    _check_backend(backend)
+    entry(backend)  # a name not available yet or unknown is refused before anything loads
     inputs = assemble(flags)
     # Sink flags are checked before anything runs: bad input writes nothing.
     sinks = sinks or SinkFlags()

@@ -21,7 +21,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
-from glimmer.backends.sim.fleet import fleet_nodes
+from glimmer.backends.common.registry import SIM
 from glimmer.cli.conventions import DEFAULT_SEED
 from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
@@ -269,7 +269,7 @@ def assemble(flags: RunFlags) -> RunInputs:
     check_sink_refs(ref, of_kind(loaded, BurnInProfile), of_kind(loaded, BurnInSink))
 
     topo = load_topology(flags.fleet)
-    nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
+    nodes = [NodeInfo(name=n.name, labels=n.labels) for n in SIM.nodes(topo)]
     target = _target(flags, given, topo)
     targets = check_targets(target, nodes, topo.name, written if flags.nodes is None else None)
     planted = _faults(flags)

@@ -27,9 +27,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus
 from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest
-from glimmer.backends.sim.backend import SimBackend
-from glimmer.backends.sim.driver import settled
-from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
+from glimmer.backends.common.registry import SIM, SimBackend
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.contract.vocab import Phase
@@ -209,7 +207,7 @@ def drive_schedules(
                 continue
             failures.pop(key, None)
             current = backend.get_run(*key)
-            if current is None or settled(current):
+            if current is None or SIM.settled(current):
                 run_wake.pop(key, None)
                 if current is not None:
                     _verdict(current, say, backend, tally)
@@ -268,7 +266,7 @@ def _check_fires(
     fire only to have every run refused is bad input, not a verdict."""
     profiles = {item.name: p for p, item in of_kind(loaded, BurnInProfile)}
     tests = {item.name: t.spec for t, item in of_kind(loaded, BurnInTest)}
-    nodes = [NodeInfo(name=n.name, labels=n.labels) for n in fleet_nodes(topo)]
+    nodes = [NodeInfo(name=n.name, labels=n.labels) for n in SIM.nodes(topo)]
     for schedule, item in found:
         where = item.locate("spec.profileRef")
         check_profile(schedule.spec.profile_ref, profiles, tests, where)
@@ -323,7 +321,7 @@ def run(
     topo = load_topology(fleet)
     _check_fires(found, loaded, topo)
     twin = FleetSim(topo)
-    sim = fleet_backend(twin, seed=seed, profiles=profiles, tests=tests)
+    sim = SIM.backend(twin, seed=seed, profiles=profiles, tests=tests)
     stores = [SimStore(sim, _prepare(s, sim)) for s in schedules]
     tally = drive_schedules(sim, Engine(sim), stores, until=limit, ticks=ticks, speed=speed)
     verdicts = tally.verdicts.values()

@@ -1,0 +1,111 @@
+"""``--backend NAME`` to a factory: the one place the CLI learns which substrates exist.
+
+Each entry names a substrate and how to build its backend; one not built yet answers "not
+available yet" with what does run today. The CLI reaches a substrate only through here: the
+simulator's entry also carries the few fleet-twin helpers the simulator-only commands need
+(:data:`SIM`), so no CLI module imports ``glimmer.backends.sim`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.sim.backend import SimBackend
+from glimmer.backends.sim.driver import Drive, Progress, drive, settled
+from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
+from glimmer.engine.backend import NodeView
+from glimmer.errors import InputError
+from glimmer.fleet.topology import Topology
+from glimmer.sim.twin import FleetSim
+from glimmer.sinks.sinkset import SinkSet
+
+__all__ = [
+    "REGISTRY",
+    "SIM",
+    "Drive",
+    "Entry",
+    "Progress",
+    "SimBackend",
+    "SimEntry",
+    "entry",
+    "names",
+]
+
+
+class SimEntry:
+    """The simulator's entry: its backend over a fleet twin, the twin's nodes as a substrate
+    lists them, and the virtual-clock driver that runs a run to its end on it."""
+
+    def backend(
+        self,
+        twin: FleetSim,
+        *,
+        seed: int = 0,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+        sinks: SinkSet | None = None,
+    ) -> SimBackend:
+        return fleet_backend(twin, seed=seed, profiles=profiles, tests=tests, sinks=sinks)
+
+    def nodes(self, topo: Topology) -> list[NodeView]:
+        return fleet_nodes(topo)
+
+    @property
+    def drive(self) -> Callable[..., Drive]:
+        return drive
+
+    @property
+    def settled(self) -> Callable[[Any], bool]:
+        return settled
+
+
+SIM = SimEntry()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ``--backend`` name: what it is, and its factory (None: not available yet)."""
+
+    name: str
+    summary: str
+    factory: Callable[..., Any] | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.factory is not None
+
+
+REGISTRY: Mapping[str, Entry] = {
+    "sim": Entry("sim", "the built-in simulated fleet", SIM.backend),
+    "local": Entry("local", "this host"),
+    "kubernetes": Entry("kubernetes", "a Kubernetes cluster"),
+    "slurm": Entry("slurm", "a Slurm cluster"),
+}
+
+
+def names(available: bool | None = None) -> Sequence[str]:
+    """The registered names, all or only those (not) available."""
+    return [n for n, e in REGISTRY.items() if available is None or e.available == available]
+
+
+def entry(name: str) -> Entry:
+    """The available entry named ``name``. Raises InputError for a name not available yet or
+    unknown, saying what runs today."""
+    found = REGISTRY.get(name)
+    if found is not None and found.available:
+        return found
+    if found is not None:
+        return _not_yet(name)
+    known = ", ".join(REGISTRY)
+    raise InputError(f"--backend {name}: unknown backend (known: {known})")
+
+
+def _not_yet(name: str) -> Entry:
+    raise InputError(
+        f"--backend {name}: not available yet: only 'sim' (the built-in simulated "
+        "fleet) runs today; this host (local), Kubernetes and Slurm backends are planned"
+    )
