@@ -31,7 +31,6 @@ from glimmer.backends.common.registry import SIM, SimBackend
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.contract.vocab import Phase
-from glimmer.engine.backend import BackendError
 from glimmer.engine.reconciler import Engine
 from glimmer.errors import InputError, Location
 from glimmer.fleet.load import load_topology
@@ -62,7 +61,6 @@ class BackendName(StrEnum):
 
 
 Say = Callable[[str], None]
-RunKey = tuple[str, str]
 
 
 @dataclass
@@ -172,9 +170,7 @@ def drive_schedules(
     end = backend.t + until
     tally = Tally()
     schedule_wake = [backend.t] * len(stores)
-    run_wake: dict[RunKey, float] = {}
-    uid_of: dict[str, RunKey] = {}
-    failures: dict[RunKey, int] = {}
+    runs = SIM.run_wakes(max_retries=MAX_RUN_RETRIES)
     while True:
         bounded = backend.t > end or (ticks is not None and tally.ticks >= ticks)
         for i, store in enumerate(stores):
@@ -187,40 +183,19 @@ def drive_schedules(
             apply(decision.actions, store)
             _report(decision, store, say, tally)
             for made in store.created:
-                run_wake[(made.metadata.namespace or "default", made.name)] = backend.t
+                runs.add((made.metadata.namespace or "default", made.name), backend.t)
             store.created.clear()
             after = decision.requeue_after
             schedule_wake[i] = backend.t + after if after is not None else math.inf
             if ticks is not None and tally.ticks >= ticks:
                 schedule_wake = [math.inf] * len(stores)
-        due = [k for k, at in run_wake.items() if at <= backend.t]
-        due += [uid_of[u] for u in backend.touched if u in uid_of and uid_of[u] in run_wake]
-        backend.touched.clear()
-        for key in dict.fromkeys(due):
-            try:
-                outcome = engine.reconcile(*key)
-            except BackendError:
-                # A lost write race: the pass is made again (a bounded number of times).
-                failures[key] = failures.get(key, 0) + 1
-                if failures[key] > MAX_RUN_RETRIES:
-                    raise
-                continue
-            failures.pop(key, None)
-            current = backend.get_run(*key)
-            if current is None or SIM.settled(current):
-                run_wake.pop(key, None)
-                if current is not None:
-                    _verdict(current, say, backend, tally)
-                continue
-            uid_of[current.metadata.uid or ""] = key
-            wait = outcome.requeue_after
-            run_wake[key] = backend.t + wait if wait is not None else math.inf
+        runs.pass_due(backend, engine, lambda run: _verdict(run, say, backend, tally))
         # Ticks past the bound never fire; runs already started still get their verdict.
         schedule_wake = [w if w <= end else math.inf for w in schedule_wake]
-        upcoming = min([*schedule_wake, *run_wake.values()], default=math.inf)
+        upcoming = min([*schedule_wake, runs.next_wake()], default=math.inf)
         if upcoming <= backend.t:
             continue
-        if upcoming == math.inf and not run_wake:
+        if upcoming == math.inf and not runs.wake:
             break
         before = backend.t
         if not backend.advance(upcoming):

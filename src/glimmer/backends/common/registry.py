@@ -14,6 +14,7 @@ from typing import Any
 
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.drivers import RunWakes
 from glimmer.backends.sim.backend import SimBackend
 from glimmer.backends.sim.driver import Drive, Progress, drive, settled
 from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
@@ -61,6 +62,10 @@ class SimEntry:
     @property
     def settled(self) -> Callable[[Any], bool]:
         return settled
+
+    def run_wakes(self, max_retries: int = 0) -> RunWakes:
+        """The wake-up table of runs driven side by side on the virtual clock."""
+        return RunWakes(max_retries=max_retries)
 
 
 SIM = SimEntry()
