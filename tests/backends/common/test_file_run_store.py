@@ -1,0 +1,110 @@
+"""BurnInRuns as files (backends/common/run_store.py): atomic writes (temp + rename), a lock
+per run, stale writes refused, and deletion that waits for the finalizers."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_world import run_object
+
+from glimmer.api.run import BurnInRunStatus
+from glimmer.backends.common import run_store
+from glimmer.backends.common.run_store import FileRunStore
+from glimmer.contract.vocab import Phase
+from glimmer.engine.backend import Conflict, NotFound
+
+WRITES = 40
+
+
+def _stored(tmp_path: Path) -> tuple[FileRunStore, Any]:
+    store = FileRunStore(tmp_path)
+    run = run_object(targets=["node-000"])
+    run = run.model_copy(update={"metadata": run.metadata.model_copy(update={"uid": "u-1"})})
+    return store, store.create_run(run)
+
+
+def test_a_run_written_is_read_back_whole_from_its_own_file(tmp_path: Path) -> None:
+    store, run = _stored(tmp_path)
+    assert (tmp_path / "default" / "run.json").is_file()
+    assert store.get_run("default", "run") == run
+    assert store.list_runs() == [run]
+    assert run.metadata.resource_version == "1" and run.metadata.generation == 1
+    with pytest.raises(Conflict):
+        store.create_run(run)
+
+
+def test_a_write_from_a_stale_read_is_refused_and_a_fresh_one_bumps_the_version(
+    tmp_path: Path,
+) -> None:
+    store, run = _stored(tmp_path)
+    written = store.write_status(run, BurnInRunStatus(phase=Phase.RUNNING))
+    assert written.metadata.resource_version == "2"
+    with pytest.raises(Conflict):
+        store.write_status(run, BurnInRunStatus(phase=Phase.FAILED))  # read before the write
+    again = store.write_metadata(written, annotations={"a": "1"})
+    assert again.status is not None and again.status.phase is Phase.RUNNING
+    assert store.get_run("default", "run") == again
+    gone = run.model_copy(update={"metadata": run.metadata.model_copy(update={"uid": "other"})})
+    with pytest.raises(NotFound):
+        store.write_status(gone, BurnInRunStatus())
+
+
+def test_a_crash_mid_write_leaves_the_old_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, run = _stored(tmp_path)
+
+    def crash(fd: int) -> None:
+        raise OSError("power cut")  # the new content is in the temporary file, not yet renamed
+
+    monkeypatch.setattr(run_store.os, "fsync", crash)
+    with pytest.raises(OSError, match="power cut"):
+        store.write_status(run, BurnInRunStatus(phase=Phase.RUNNING))
+    monkeypatch.undo()
+    assert store.get_run("default", "run") == run
+    assert sorted(p.name for p in (tmp_path / "default").iterdir()) == ["run.json", "run.lock"]
+    (tmp_path / "default" / ".run.json.abandoned.tmp").write_text("{half")
+    assert store.list_runs() == [run]  # a temporary file left by a killed writer is not a run
+
+
+def _bump(root: str, count: int) -> None:
+    store = FileRunStore(Path(root))
+    done = 0
+    while done < count:
+        run = store.get_run("default", "run")
+        assert run is not None
+        n = int((run.metadata.annotations or {}).get("count", "0"))
+        try:
+            store.write_metadata(run, annotations={"count": str(n + 1)})
+        except Conflict:
+            continue  # another process wrote in between: read again
+        done += 1
+
+
+def test_two_processes_writing_one_run_lose_no_update(tmp_path: Path) -> None:
+    store, _ = _stored(tmp_path)
+    ctx = multiprocessing.get_context("fork")
+    writers = [ctx.Process(target=_bump, args=(str(tmp_path), WRITES)) for _ in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(timeout=120)
+    assert [w.exitcode for w in writers] == [0, 0]
+    final = store.get_run("default", "run")
+    assert final is not None and (final.metadata.annotations or {})["count"] == str(2 * WRITES)
+    assert final.metadata.resource_version == str(1 + 2 * WRITES)
+
+
+def test_a_run_with_finalizers_is_deleted_once_the_last_one_is_removed(tmp_path: Path) -> None:
+    store, run = _stored(tmp_path)
+    held = store.write_metadata(run, finalizers=["burnin.glimmer.ai/cleanup"])
+    store.delete_run("default", "run")
+    marked = store.get_run("default", "run")
+    assert marked is not None and marked.metadata.deletion_timestamp is not None
+    assert held.metadata.deletion_timestamp is None
+    store.write_metadata(marked, finalizers=[])
+    assert store.get_run("default", "run") is None and store.list_runs() == []
+    store.delete_run("default", "run")  # deleting what is gone is not an error
