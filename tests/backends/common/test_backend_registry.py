@@ -58,3 +58,9 @@ def test_the_cli_reaches_substrates_only_through_the_registry() -> None:
     }
     allowed = {"glimmer.backends.common.registry"}
     assert {k: v for k, v in offenders.items() if set(v) - allowed} == {}
+
+
+def test_the_sim_entry_offers_the_twins_certification_for_the_certify_command() -> None:
+    from glimmer.backends.sim.certify import certify, fleet_twin
+
+    assert SIM.certify is certify and SIM.fleet_twin is fleet_twin

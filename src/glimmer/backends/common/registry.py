@@ -63,6 +63,21 @@ class SimEntry:
     def settled(self) -> Callable[[Any], bool]:
         return settled
 
+    @property
+    def certify(self) -> Callable[..., Any]:
+        """The certification of a fleet twin (``glimmer certify`` on the simulator)."""
+        # Imported when asked for: only the certify command pays for the certify package.
+        from glimmer.backends.sim.certify import certify
+
+        return certify
+
+    @property
+    def fleet_twin(self) -> Callable[..., FleetSim]:
+        """The twin of a topology with planted faults, as ``glimmer certify`` builds it."""
+        from glimmer.backends.sim.certify import fleet_twin
+
+        return fleet_twin
+
     def run_wakes(self, max_retries: int = 0) -> RunWakes:
         """The wake-up table of runs driven side by side on the virtual clock."""
         return RunWakes(max_retries=max_retries)
