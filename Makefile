@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-SRC    := src tests bench
+SRC    := src tests bench tools
 # Two workers match the two cores of the CI machine.
 PYTEST_WORKERS ?= 2
 

@@ -32,8 +32,8 @@ from glimmer.backends.sim.fleet import fleet_backend
 from glimmer.engine.reconciler import Engine
 from glimmer.plan.builtin import builtin_profile, builtin_tests
 from glimmer.sim.faults import Fault
-from glimmer.sim.runners.coverage import AI_FACTORY, topology
 from glimmer.sim.twin import FleetSim
+from tools.coverage.sweep import AI_FACTORY, topology
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
 

@@ -1,9 +1,9 @@
 """Fault coverage of the built-in profiles (issue 4, item 5), through the engine.
 
 Each fault mode is injected alone; every built-in profile runs as a BurnInRun through the
-engine on the simulator backend (glimmer.backends.sim_coverage) over the nodes the fault
+engine on the simulator backend (tools.coverage.engine) over the nodes the fault
 reaches and nodes it does not, and the finished runs' results are judged by
-glimmer.sim.runners.coverage. Every mode must be seen by its expected detectors — or be marked
+tools.coverage.sweep. Every mode must be seen by its expected detectors — or be marked
 out of scope by the mode table, or outside the built-in profiles with a runner that still sees
 it when run directly — and nothing may fail where the fault does not reach. A healthy 512-node
 fleet with measurement noise passes every built-in profile run through the engine.
@@ -20,12 +20,16 @@ from pathlib import Path
 import pytest
 
 from glimmer.api.run import BurnInRun
-from glimmer.backends.sim_coverage import ENGINE, Planned, builtin_profile, drive_runs
 from glimmer.contract.vocab import Phase
 from glimmer.plan.builtin import builtin_tests
 from glimmer.sim.faults import Fault
 from glimmer.sim.modes import MODES
-from glimmer.sim.runners.coverage import (
+from glimmer.sim.twin import FleetSim
+from tools.coverage.detectors import ADDED, OUTSIDE_BUILTINS, REMOVED
+from tools.coverage.doc import REGENERATE, render
+from tools.coverage.engine import ENGINE, Planned, builtin_profile, drive_runs
+from tools.coverage.harness import builtins
+from tools.coverage.sweep import (
     AI_FACTORY,
     RUNNERS,
     SCENARIO_BY_MODE,
@@ -36,10 +40,6 @@ from glimmer.sim.runners.coverage import (
     problems,
     topology,
 )
-from glimmer.sim.runners.coverage_doc import REGENERATE, render
-from glimmer.sim.runners.detectors import ADDED, OUTSIDE_BUILTINS, REMOVED
-from glimmer.sim.runners.harness import builtins
-from glimmer.sim.twin import FleetSim
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fault-coverage.md"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from runner_kit import HGX, HGX2, NVL, NVL2, PCIE, PCIE2
 
-from glimmer.sim.runners.coverage import settled_as_due
-from glimmer.sim.runners.harness import builtins, run_unit
 from glimmer.sim.twin import FleetSim
+from tools.coverage.harness import builtins, run_unit
+from tools.coverage.sweep import settled_as_due
 
 PAIRS = {HGX: HGX2, NVL: NVL2, PCIE: PCIE2}
 

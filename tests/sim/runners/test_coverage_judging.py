@@ -8,8 +8,8 @@ from functools import cache
 import pytest
 
 from glimmer.sim.modes import MODES
-from glimmer.sim.runners.coverage import ModeResult, Status, cover, problems
-from glimmer.sim.runners.harness import builtins
+from tools.coverage.harness import builtins
+from tools.coverage.sweep import ModeResult, Status, cover, problems
 
 
 @cache

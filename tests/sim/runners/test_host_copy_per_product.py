@@ -16,8 +16,8 @@ from glimmer.contract.gpu_class import AXIS, CLASSES_ENV, parse_classes
 from glimmer.contract.vocab import Phase
 from glimmer.fleet.skus import Sku, all_skus
 from glimmer.sim.device_facts import facts
-from glimmer.sim.runners.harness import builtins, run_unit
 from glimmer.sim.twin import FleetSim
+from tools.coverage.harness import builtins, run_unit
 
 PARENT = "memory-bandwidth"
 PROFILES = Path(__file__).resolve().parents[3] / "src" / "glimmer" / "data" / "profiles"

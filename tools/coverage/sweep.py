@@ -14,9 +14,8 @@ kind, to show the runner sees the fault.
 How the tests are settled is a :class:`Method`. :data:`RUNNERS` settles one unit at a time
 through the simulated runners, contract.parse and the verdict rules (harness.run_unit), with no
 engine; the record — tests/scenarios/test_fault_coverage.py and docs/fault-coverage.md — runs
-the built-in profiles through the engine on the simulator backend instead (its method lives
-with the tests, glimmer.backends.sim_coverage: this layer may not import the engine). The
-judging below is the same for both.
+the built-in profiles through the engine on the simulator backend instead (its method is
+tools.coverage.engine). The judging below is the same for both.
 """
 
 from __future__ import annotations
@@ -38,11 +37,11 @@ from glimmer.fleet.load import load_topology
 from glimmer.fleet.topology import Topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.modes import MODE_BY_NAME, MODES, FaultMode
-from glimmer.sim.runners.detectors import OUTSIDE_BUILTINS, CoverageDetector, detectors
-from glimmer.sim.runners.harness import UnitResult, builtins, run_unit
 from glimmer.sim.runners.node import gpu_names
 from glimmer.sim.twin import FleetSim
 from glimmer.verdict import evaluate
+from tools.coverage.detectors import OUTSIDE_BUILTINS, CoverageDetector, detectors
+from tools.coverage.harness import UnitResult, builtins, run_unit
 
 HGX64 = "hgx-64"
 AI_FACTORY = "ai-factory"

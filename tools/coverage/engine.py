@@ -1,10 +1,10 @@
 """The fault-coverage sweep through the run engine on the simulator backend.
 
-glimmer.sim.runners.coverage decides what a fault must look like and judges the settled units;
+tools.coverage.sweep decides what a fault must look like and judges the settled units;
 this module settles them the way a user's run does: each built-in profile is a BurnInRun that
 ``fleet_backend`` + ``Engine`` drive to a verdict over the fleet twin, and the finished runs'
-results are what the coverage module judges. It lives here, beside the simulator backend,
-because the coverage module sits in ``glimmer.sim``, below the engine.
+results are what the sweep judges. The sweep itself needs no engine (its runner-level method
+settles through :mod:`tools.coverage.harness`), so the engine's method is kept apart here.
 
 Around a fault (:func:`engine_settle`): a Node-scope profile runs once over the reached and the
 unreached nodes together, ``maxConcurrentNodes`` = the number of targets (a ``failFast``
@@ -14,14 +14,12 @@ profiles once each over every node with ``maxConcurrentNodes`` 64, ``pair-networ
 pair of neighbouring nodes. Runs whose targets do not overlap share a backend and are driven
 side by side.
 
-Run as a script, it regenerates docs/fault-coverage.md::
-
-    .venv/bin/python -m glimmer.backends.sim_coverage --write docs/fault-coverage.md
+``python -m tools.coverage --write docs/fault-coverage.md`` regenerates docs/fault-coverage.md
+with this method.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,11 +35,10 @@ from glimmer.engine.reconciler import Engine
 from glimmer.engine.terminate import UNFINISHED
 from glimmer.plan import builtin as shipped
 from glimmer.plan.builtin import builtin_tests
-from glimmer.sim.runners import coverage_doc
-from glimmer.sim.runners.coverage import Method, Settle, Units
-from glimmer.sim.runners.harness import UnitResult, builtins
 from glimmer.sim.twin import FleetSim
 from glimmer.verdict import AttemptOutcome, NotEvaluated, Violation
+from tools.coverage.harness import UnitResult, builtins
+from tools.coverage.sweep import Method, Settle, Units
 
 SEED = 3
 NAMESPACE = "default"
@@ -228,7 +225,7 @@ def engine_unit(
 
 ENGINE = Method(
     words="through the run engine on the simulator backend (`fleet_backend` + `Engine`, "
-    "glimmer.backends.sim_coverage): each built-in profile runs once as a BurnInRun over "
+    "tools.coverage.engine): each built-in profile runs once as a BurnInRun over "
     "the reached and the unreached nodes together, `maxConcurrentNodes` = the number of targets "
     "(a `failFast` profile's unreached nodes get a run of their own, so a failure on a reached "
     "node cannot cut them short), `pair-network` once per link; the finished runs' results are "
@@ -241,7 +238,3 @@ ENGINE = Method(
     f"every node with `maxConcurrentNodes` {HEALTHY_CAP}, `pair-network` as one run per pair of "
     "neighbouring nodes",
 )
-
-
-if __name__ == "__main__":
-    raise SystemExit(coverage_doc.main(sys.argv[1:], ENGINE))
