@@ -8,13 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_world import run_object
+from engine_world import (
+    GATE_MISCOMPARES,
+    ScriptedRunner,
+    nodes,
+    profile,
+    reply,
+    run_object,
+    spec_of,
+)
 
 from glimmer.api.run import BurnInRunStatus
 from glimmer.backends.common import run_store
 from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.sim.backend import SimBackend
+from glimmer.backends.sim.driver import drive
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import Conflict, NotFound
+from glimmer.engine.reconciler import Engine
 
 WRITES = 40
 
@@ -108,3 +119,30 @@ def test_a_run_with_finalizers_is_deleted_once_the_last_one_is_removed(tmp_path:
     store.write_metadata(marked, finalizers=[])
     assert store.get_run("default", "run") is None and store.list_runs() == []
     store.delete_run("default", "run")  # deleting what is gone is not an error
+
+
+def _gated_world(store: FileRunStore | None) -> Any:
+    runner = ScriptedRunner(default="miscompares=0\nok").on(reply("miscompares=2"), node="node-001")
+    backend = SimBackend(
+        nodes(2),
+        runner=runner,
+        seed=7,
+        profiles={"prof": profile([{"testRef": "a"}])},
+        tests={"a": spec_of("gpu-burn", thresholds=[GATE_MISCOMPARES])},
+        store=store,
+    )
+    backend.submit(run_object(targets=["node-000", "node-001"], maxConcurrentNodes=2))
+    return backend, drive(backend, Engine(backend), "default", "run").run
+
+
+def test_the_simulator_can_keep_its_runs_as_files_and_reaches_the_same_verdict(
+    tmp_path: Path,
+) -> None:
+    _, in_memory = _gated_world(None)
+    backend, on_disk = _gated_world(FileRunStore(tmp_path))
+    assert on_disk.status == in_memory.status and on_disk.status.phase is Phase.FAILED
+    assert FileRunStore(tmp_path).get_run("default", "run") == on_disk  # another reader sees it
+    assert backend.runs == {}  # nothing kept in memory
+    backend.delete_run("default", "run")
+    assert backend.get_run("default", "run") is None
+    assert list(backend.executions("default", "run", on_disk.metadata.uid)) == []

@@ -28,6 +28,7 @@ from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import apply_annotations, selector_matches
 from glimmer.backends.common.delivery import SinkDelivery
+from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.sim.faults import (
     EVICTED_MESSAGE,
     INSUFFICIENT_GPU,
@@ -139,6 +140,7 @@ class SimBackend:
         profiles: Mapping[str, BurnInProfile] | None = None,
         tests: Mapping[str, BurnInTestSpec] | None = None,
         sinks: SinkSet | None = None,
+        store: FileRunStore | None = None,
     ) -> None:
         self.nodes: dict[str, NodeView] = {n.name: n for n in nodes}
         self.runner = runner
@@ -149,6 +151,11 @@ class SimBackend:
         self.profiles: dict[str, BurnInProfile] = dict(profiles or {})
         self.tests: dict[str, BurnInTestSpec] = dict(tests or {})
         self.runs: dict[tuple[str, str], BurnInRun] = {}
+        # Runs kept as files instead of in ``runs`` (they outlive the process); on the
+        # simulator's clock, so deletion timestamps are virtual like everything else.
+        self.store = store
+        if store is not None:
+            store.now = self.now
         self.delivery = SinkDelivery(sinks)
         self.services: dict[str, Rendezvous] = {}
         self.log_unavailable: set[str] = set()  # execution names whose log cannot be read
@@ -419,6 +426,8 @@ class SimBackend:
         if not meta.namespace:
             update["namespace"] = "default"
         run = run.model_copy(update={"metadata": meta.model_copy(update=update)})
+        if self.store is not None:
+            return self.store.create_run(run)
         return self._store(run)
 
     def _store(self, run: BurnInRun) -> BurnInRun:
@@ -429,9 +438,13 @@ class SimBackend:
         return run
 
     def get_run(self, namespace: str, name: str) -> BurnInRun | None:
+        if self.store is not None:
+            return self.store.get_run(namespace, name)
         return self.runs.get((namespace, name))
 
     def list_runs(self) -> list[BurnInRun]:
+        if self.store is not None:
+            return self.store.list_runs()
         return list(self.runs.values())
 
     def _current(self, run: BurnInRun) -> BurnInRun:
@@ -443,6 +456,8 @@ class SimBackend:
         return stored
 
     def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        if self.store is not None:
+            return self.store.write_status(run, status)
         stored = self._current(run)
         return self._store(stored.model_copy(update={"status": status}))
 
@@ -453,6 +468,11 @@ class SimBackend:
         annotations: Mapping[str, str | None] | None = None,
         finalizers: Sequence[str] | None = None,
     ) -> BurnInRun:
+        if self.store is not None:
+            written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
+            if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
+                self._forget(written)
+            return written
         stored = self._current(run)
         meta = stored.metadata.model_copy(
             update={
@@ -469,6 +489,12 @@ class SimBackend:
         return self._store(updated)
 
     def delete_run(self, namespace: str, name: str) -> None:
+        if self.store is not None:
+            held = self.store.get_run(namespace, name)
+            self.store.delete_run(namespace, name)
+            if held is not None and not held.metadata.finalizers:
+                self._forget(held)
+            return
         run = self.runs.get((namespace, name))
         if run is None:
             return
