@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 
 from glimmer.api.budget import check_size
-from glimmer.backends.sim.certify import certify, fleet_twin
+from glimmer.backends.common.registry import SIM
 from glimmer.certify.report_card import WIDTH, render
 from glimmer.certify.result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
 from glimmer.certify.spec import load_certification
@@ -71,8 +71,8 @@ def run(
     with _flag("--fleet"):
         topology = load_topology(fleet)
     with _flag("--fault"):
-        twin = fleet_twin(topology, planted)
-    result = certify(twin, spec, seed=seed, faults=[f.render() for f in planted])
+        twin = SIM.fleet_twin(topology, planted)
+    result = SIM.certify(twin, spec, seed=seed, faults=[f.render() for f in planted])
     if output is Output.JSON:
         print_json(to_doc(result))
     else:

@@ -26,8 +26,9 @@ from glimmer.cli.run_evidence import (
     reading_text,
     unit_label,
 )
-from glimmer.contract.vocab import TERMINAL_PHASES, Phase
+from glimmer.contract.vocab import TERMINAL_PHASES, Phase, Scope
 from glimmer.engine.progress import progress_of
+from glimmer.plan.units import PlanUnits, scope_of
 from glimmer.reports.matrix import columns, judged_elsewhere, presented
 from glimmer.verdict.text import plural
 
@@ -72,11 +73,10 @@ def _rows(run: BurnInRun) -> tuple[list[str], dict[str, dict[str, Text]]]:
     names = [t.name for t in plan.tests] if plan else [r.name for r in results]
     tests = list(dict.fromkeys(column.get(t, t) for t in names))
     rows: dict[str, dict[str, Text]] = {}
-    if plan is not None:
-        node_tests = [t.name for t in plan.tests if t.spec.scope.value == "Node"]
-        if node_tests:
-            for node in plan.targets:
-                rows.setdefault(node, {})
+    if plan is not None and any(scope_of(t.spec) is Scope.NODE for t in plan.tests):
+        # Every distinct target has a row, even before any of its units has a result.
+        for node in PlanUnits(plan).distinct:
+            rows.setdefault(node, {})
     by_unit = {(f.unit, f.test): f for f in findings(run)}
     for result in results:
         label = unit_label(result)

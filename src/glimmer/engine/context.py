@@ -22,6 +22,7 @@ from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet, E
 from glimmer.engine.book import Book
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.engine.memory import RunMemory
+from glimmer.engine.podspec import addressed
 from glimmer.plan.slots import effective_cap
 from glimmer.plan.units import PlanUnits
 
@@ -120,8 +121,9 @@ class Pass:
 
     def create(self, spec: ExecutionSpec) -> None:
         """Create an execution, and remember it until its unit has a result (it may end before
-        any pass sees it run)."""
-        self.backend.create_execution(spec)
+        any pass sees it run). The substrate answers the peer's or root's address here, so the
+        request the engine built stays neutral until it is handed over."""
+        self.backend.create_execution(addressed(spec, self.backend))
         self.created.add(spec.name)
 
     def condemn(self, execution: Execution | None) -> None:

@@ -26,9 +26,6 @@ NODE_LABEL = f"{DOMAIN}/node"
 ATTEMPT_LABEL = f"{DOMAIN}/attempt"
 PAIR_ROLE_LABEL = f"{DOMAIN}/pair-role"
 RANK_LABEL = f"{DOMAIN}/rank"
-SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 # Node labels the fingerprint keeps.
 FINGERPRINT_LABELS = ("nvidia.com/gpu.product", "glimmer.ai/gpu-arch", "glimmer.ai/hw-class")

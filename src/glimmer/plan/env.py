@@ -24,7 +24,9 @@ from typing import Literal
 from glimmer.api.k8s import EnvVar
 from glimmer.api.overlay import variant_env
 from glimmer.api.test import BurnInTestSpec
+from glimmer.contract.vocab import Scope
 from glimmer.plan.quantity import canonical_quantity
+from glimmer.plan.units import scope_of
 
 DEFAULT_DURATION_SECONDS = 600
 # activeDeadlineSeconds = execution + 120 s; a Group rank also waits for peers the engine has
@@ -49,14 +51,10 @@ def execution_duration(spec: BurnInTestSpec) -> int:
     return spec.duration_seconds or DEFAULT_DURATION_SECONDS
 
 
-def _scope_word(spec: BurnInTestSpec) -> str:
-    return str(getattr(spec.scope, "value", spec.scope))
-
-
 def active_deadline_seconds(spec: BurnInTestSpec) -> int:
     """The execution's hard deadline: its duration + 120 s, + 300 s more at Group scope."""
     deadline = execution_duration(spec) + DEADLINE_GRACE_SECONDS
-    if _scope_word(spec) == "Group":
+    if scope_of(spec) is Scope.GROUP:
         deadline += GROUP_RENDEZVOUS_GRACE_SECONDS
     return deadline
 

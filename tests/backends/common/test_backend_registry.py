@@ -16,7 +16,6 @@ from glimmer.sim.twin import FleetSim
 
 CLI = Path(__file__).resolve().parents[3] / "src" / "glimmer" / "cli"
 # Modules whose owner moves them onto the registry separately (see the issue 11 notes).
-NOT_YET_ON_THE_REGISTRY = {"certify_run.py"}
 
 
 def test_sim_is_the_one_available_backend_and_builds_a_simulator_over_the_twin() -> None:
@@ -51,7 +50,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_cli_reaches_substrates_only_through_the_registry() -> None:
-    modules = [p for p in sorted(CLI.glob("*.py")) if p.name not in NOT_YET_ON_THE_REGISTRY]
+    modules = sorted(CLI.glob("*.py"))
     assert len(modules) > 10
     offenders = {
         p.name: sorted(m for m in _imports(p) if m.startswith("glimmer.backends.")) for p in modules
