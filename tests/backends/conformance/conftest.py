@@ -1,0 +1,61 @@
+"""The backend conformance suite: the rules of :mod:`glimmer.engine.backend` held on every
+substrate (issue 11, item 7).
+
+Each test takes ``substrate`` (a ``Substrate`` from ``substrates.SUBSTRATES``) or, for the run
+store alone, ``store_substrate`` (a ``StoreSubstrate`` from ``substrates.STORES``), and asks it
+for a fresh backend over the small world built here: three nodes, two Node-scope tests, one
+profile. Nothing in a test names a substrate; what differs between substrates is in the table.
+
+Adding a substrate is one entry in ``substrates.SUBSTRATES`` (and one in ``substrates.STORES``
+when its run store is its own). The entry provides:
+
+* ``make(tmp_path, world)``: a Backend with ``world.nodes`` (at least 3, labels as given),
+  resolving ``world.profiles`` and ``world.tests``, deliveries recorded or sent to sinks that
+  accept (its store may live under ``tmp_path``);
+* ``submit(backend, run)``: store a new BurnInRun (uid, namespace and resourceVersion filled);
+* ``drive(backend, engine, namespace, name)``: call ``engine.reconcile`` until the run is
+  settled, letting its clock move and executions finish between passes (a virtual-clock
+  substrate jumps its clock, a wall-clock one sleeps; the drivers of
+  :mod:`glimmer.backends.common.drivers` do both). ``backend`` may be a recording wrapper that
+  forwards every attribute to the substrate's backend;
+* ``let_time_pass(backend, seconds)``: move the substrate on by ``seconds`` (its executions
+  start, run and end meanwhile);
+* ``refuse_sinks(backend)``: make every sink the backend delivers to fail from now on;
+* ``detects_stale_writes``: whether a write carrying an old resourceVersion raises Conflict
+  (Kubernetes and the file store do; a substrate that does not says False and the stale-write
+  test then holds that such a write is accepted and still bumps the version).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from substrates import STORES, SUBSTRATES, StoreSubstrate, Substrate, World
+
+from glimmer.engine.backend import Backend, RunStore
+
+
+@pytest.fixture(params=SUBSTRATES, ids=lambda s: s.name)
+def substrate(request: pytest.FixtureRequest) -> Substrate:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=STORES, ids=lambda s: s.name)
+def store_substrate(request: pytest.FixtureRequest) -> StoreSubstrate:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+@pytest.fixture
+def backend(substrate: Substrate, tmp_path: Path, world: World) -> Backend:
+    return substrate.make(tmp_path, world)
+
+
+@pytest.fixture
+def store(store_substrate: StoreSubstrate, tmp_path: Path, world: World) -> RunStore:
+    return store_substrate.make(tmp_path, world)

@@ -1,0 +1,202 @@
+"""The substrates the conformance suite runs on: the table of ``conftest.py``'s docstring."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.drivers import drive as virtual_clock_drive
+from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.sim.backend import SimBackend
+from glimmer.engine.backend import Backend, ExecutionSpec, NodeView, RunStore
+from glimmer.engine.reconciler import Engine
+from glimmer.sinks.envelope import Transition
+
+API = "burnin.glimmer.ai/v1alpha1"
+NAMESPACE = "default"
+
+
+def node_views(n: int = 3) -> list[NodeView]:
+    return [
+        NodeView(
+            name=f"node-{i:03d}",
+            labels={"kubernetes.io/hostname": f"node-{i:03d}", "pool": "gpu" if i else "cpu"},
+            kernel="6.8",
+            os_image="ubuntu",
+            arch="amd64",
+        )
+        for i in range(n)
+    ]
+
+
+def burn_spec(duration: int = 300) -> BurnInTestSpec:
+    return BurnInTestSpec.model_validate({"kind": "gpu-burn", "durationSeconds": duration})
+
+
+def profile(tests: Mapping[str, BurnInTestSpec], name: str = "prof") -> BurnInProfile:
+    return BurnInProfile.model_validate(
+        {
+            "apiVersion": API,
+            "kind": "BurnInProfile",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"tests": [{"testRef": t} for t in tests]},
+        }
+    )
+
+
+def run_object(name: str = "run", targets: tuple[str, ...] = (), **spec: Any) -> BurnInRun:
+    return BurnInRun.model_validate(
+        {
+            "apiVersion": API,
+            "kind": "BurnInRun",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"profileRef": "prof", "target": {"nodeNames": list(targets)}, **spec},
+        }
+    )
+
+
+@dataclass(frozen=True)
+class World:
+    """What a substrate is built over."""
+
+    nodes: tuple[NodeView, ...] = field(default_factory=lambda: tuple(node_views()))
+    tests: Mapping[str, BurnInTestSpec] = field(
+        default_factory=lambda: {"burn": burn_spec(300), "soak": burn_spec(600)}
+    )
+
+    @property
+    def profiles(self) -> dict[str, BurnInProfile]:
+        return {"prof": profile(self.tests)}
+
+
+class RefusingSinks:
+    """Sinks that take nothing (a SinkSet's delivery surface: deliver, forget_run)."""
+
+    def __init__(self) -> None:
+        self.offered: list[Transition] = []
+
+    def deliver(self, transition: Transition) -> bool:
+        self.offered.append(transition)
+        return False
+
+    def forget_run(self, uid: str) -> None:
+        pass
+
+
+def _underlying(backend: Any) -> Any:
+    """The substrate's own backend behind a recording wrapper (see engine_rules' Wrapper)."""
+    return getattr(backend, "inner", backend)
+
+
+@dataclass(frozen=True)
+class Substrate:
+    name: str
+    make: Callable[[Path, World], Backend]
+    submit: Callable[[Any, BurnInRun], BurnInRun]
+    drive: Callable[[Any, Engine, str, str], BurnInRun]
+    let_time_pass: Callable[[Any, float], None]
+    refuse_sinks: Callable[[Any], None]
+    detects_stale_writes: bool
+
+
+def _sim(tmp_path: Path, world: World) -> SimBackend:
+    return SimBackend(list(world.nodes), seed=7, profiles=world.profiles, tests=dict(world.tests))
+
+
+def _sim_on_files(tmp_path: Path, world: World) -> SimBackend:
+    store = FileRunStore(tmp_path / "runs", profiles=world.profiles, tests=dict(world.tests))
+    return SimBackend(
+        list(world.nodes),
+        seed=7,
+        profiles=world.profiles,
+        tests=dict(world.tests),
+        store=store,
+    )
+
+
+def _sim_drive(backend: Any, engine: Engine, namespace: str, name: str) -> BurnInRun:
+    return virtual_clock_drive(backend, engine, namespace, name).run
+
+
+def _sim_refuse(backend: Any) -> None:
+    _underlying(backend).sink_set = RefusingSinks()
+
+
+SIM = dict(
+    submit=lambda backend, run: backend.submit(run),
+    drive=_sim_drive,
+    let_time_pass=lambda backend, seconds: _underlying(backend).advance_to(
+        _underlying(backend).t + seconds
+    ),
+    refuse_sinks=_sim_refuse,
+    detects_stale_writes=True,
+)
+
+SUBSTRATES: tuple[Substrate, ...] = (
+    Substrate("sim", make=_sim, **SIM),  # type: ignore[arg-type]
+    Substrate("sim+file-store", make=_sim_on_files, **SIM),  # type: ignore[arg-type]
+)
+
+
+@dataclass(frozen=True)
+class StoreSubstrate:
+    """A RunStore alone: ``make`` builds it over the world's profiles and tests, ``create``
+    stores a new run in it (the store's own way in)."""
+
+    name: str
+    make: Callable[[Path, World], RunStore]
+    create: Callable[[Any, BurnInRun], BurnInRun]
+    detects_stale_writes: bool
+
+
+def _file_store(tmp_path: Path, world: World) -> FileRunStore:
+    return FileRunStore(tmp_path / "runs", profiles=world.profiles, tests=dict(world.tests))
+
+
+def _with_uid(run: BurnInRun) -> BurnInRun:
+    meta = run.metadata.model_copy(update={"uid": f"uid-{run.name}"})
+    return run.model_copy(update={"metadata": meta})
+
+
+STORES: tuple[StoreSubstrate, ...] = (
+    *(StoreSubstrate(s.name, s.make, s.submit, s.detects_stale_writes) for s in SUBSTRATES),
+    StoreSubstrate(
+        "file",
+        make=_file_store,
+        create=lambda store, run: store.create_run(_with_uid(run)),
+        detects_stale_writes=True,
+    ),
+)
+
+
+def execution_spec(
+    name: str, node: str, *, run: str = "run", run_uid: str = "uid-run", duration: int = 300
+) -> ExecutionSpec:
+    """A Node-scope execution request as the engine would make one."""
+    return ExecutionSpec(
+        name=name,
+        namespace=NAMESPACE,
+        run=run,
+        run_uid=run_uid,
+        test="burn",
+        test_index=0,
+        kind="gpu-burn",
+        scope="Node",
+        node=node,
+        unit_nodes=(node,),
+        attempt=1,
+        role="",
+        rank=None,
+        nranks=None,
+        image="ghcr.io/glimmer/runner:test",
+        env=(("BURNIN_TEST", "burn"),),
+        duration_seconds=duration,
+        deadline_seconds=duration + 600,
+        labels={"burnin.glimmer.ai/run": run, "burnin.glimmer.ai/node": node},
+        test_spec=burn_spec(duration),
+    )
