@@ -18,6 +18,7 @@ from rich.table import Table
 from glimmer.api.fleet import Fleet
 from glimmer.api.fleet_load import LoadedFleet
 from glimmer.api.load import Loaded
+from glimmer.backends.common.registry import SIM
 from glimmer.cli import fleet_live
 from glimmer.cli.layout import print_fitted
 from glimmer.cli.output import console, print_json
@@ -27,8 +28,6 @@ from glimmer.fleet.export import summary, to_dot, to_json
 from glimmer.fleet.generate import PLANS, generate, to_yaml
 from glimmer.fleet.load import builtin_names, read_fleet, topology_of
 from glimmer.fleet.topology import Topology
-from glimmer.sim.reach import TopologyReach
-from glimmer.sim.twin import from_spec
 from glimmer.verdict.text import plural
 
 fleet_app = typer.Typer(
@@ -68,11 +67,11 @@ def _check_declared_faults(loaded: LoadedFleet, topo: Topology) -> None:
     # The fleet layer checks a fault's shape and that its target exists; whether the mode
     # exists and accepts that target is the simulator's table, asked here so that validate
     # catches what telemetry, serve and run would refuse later.
-    reach = TopologyReach(topo)
+    check = SIM.fault_check(topo)
     for index, declared in enumerate(topo.fleet.spec.faults):
         field = f"spec.faults[{index}]"
         try:
-            reach.check([from_spec(faultspec.from_declared(declared))], "declared fault")
+            check(faultspec.from_declared(declared), "declared fault")
         except InputError as e:
             raise InputError(
                 e.message,

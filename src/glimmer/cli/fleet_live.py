@@ -17,12 +17,11 @@ from typing import Annotated
 
 import typer
 
+from glimmer.backends.common.registry import SIM, FleetSim
 from glimmer.cli.output import serve_until_interrupted
 from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
 from glimmer.fleet.load import load_topology
-from glimmer.sim.clock import parse_time, rfc3339
-from glimmer.sim.twin import FleetSim, from_spec
 
 MAX_PORT = 65535
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -33,14 +32,14 @@ FAULT_HELP = f"Inject a fault: {SYNTAX} (repeatable; active for the whole run)."
 
 def _at(text: str, flag: str) -> float:
     try:
-        return parse_time(text)
+        return SIM.parse_time(text)
     except ValueError as e:
         raise InputError(f"{flag}: {e}") from None
 
 
 def _sim(fleet: str, faults: list[str], noise: bool) -> FleetSim:
     specs = parse_faults(faults)
-    return FleetSim(load_topology(fleet), [from_spec(f) for f in specs], noise=noise)
+    return SIM.twin(load_topology(fleet), specs, noise=noise)
 
 
 FleetOpt = Annotated[str, typer.Option("--fleet", help=FLEET_HELP)]
@@ -87,7 +86,7 @@ def _handler(sim: FleetSim, clock: SimClock) -> type[BaseHTTPRequestHandler]:
             with lock:
                 t = clock.now()
                 body = [chunk.encode() for chunk in sim.exposition_chunks(t)]
-            self._send(200, CONTENT_TYPE, body, {"X-Glimmer-Simulated-Time": rfc3339(t)})
+            self._send(200, CONTENT_TYPE, body, {"X-Glimmer-Simulated-Time": SIM.rfc3339(t)})
 
         def _send(
             self, code: int, ctype: str, body: list[bytes], extra: dict[str, str] | None = None
@@ -136,7 +135,7 @@ def serve(
     bound = server.server_address[1]
     print(
         f"serving fleet {sim.topo.name} on http://{host}:{bound}/metrics "
-        f"(simulated time from {rfc3339(clock.start)}, speed x{speed:g})",
+        f"(simulated time from {SIM.rfc3339(clock.start)}, speed x{speed:g})",
         file=sys.stderr,
         flush=True,
     )

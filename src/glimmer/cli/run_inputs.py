@@ -21,7 +21,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
-from glimmer.backends.common.registry import SIM
+from glimmer.backends.common.registry import SIM, FleetSim
 from glimmer.cli.conventions import DEFAULT_SEED
 from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
@@ -36,7 +36,6 @@ from glimmer.plan.given import (
 )
 from glimmer.plan.lint import Finding, lint_loaded
 from glimmer.plan.nodes import NodeInfo
-from glimmer.sim.twin import FleetSim, from_spec
 from glimmer.sinks.config import sinks_from_specs
 from glimmer.sinks.sender import CLI_POLICY, VirtualWaits
 from glimmer.sinks.signing import secret_from
@@ -273,7 +272,7 @@ def assemble(flags: RunFlags) -> RunInputs:
     target = _target(flags, given, topo)
     targets = check_targets(target, nodes, topo.name, written if flags.nodes is None else None)
     planted = _faults(flags)
-    twin = FleetSim(topo, [from_spec(f) for f in planted])
+    twin = SIM.twin(topo, planted)
 
     run = given if given is not None else _new_run(ref, targets)
     cap = flags.max_concurrent or (

@@ -40,7 +40,6 @@ from glimmer.plan.nodes import NodeInfo
 from glimmer.schedule.actions import apply
 from glimmer.schedule.decide import Decision, decide
 from glimmer.schedule.stamp import rfc3339, stamp_run
-from glimmer.sim.twin import FleetSim
 
 schedule_app = typer.Typer(
     name="schedule",
@@ -295,7 +294,7 @@ def run(
         ticks = DEFAULT_TICKS  # always bounded
     topo = load_topology(fleet)
     _check_fires(found, loaded, topo)
-    twin = FleetSim(topo)
+    twin = SIM.twin(topo)
     sim = SIM.backend(twin, seed=seed, profiles=profiles, tests=tests)
     stores = [SimStore(sim, _prepare(s, sim)) for s in schedules]
     tally = drive_schedules(sim, Engine(sim), stores, until=limit, ticks=ticks, speed=speed)

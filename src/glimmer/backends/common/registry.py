@@ -3,12 +3,14 @@
 Each entry names a substrate and how to build its backend; one not built yet answers "not
 available yet" with what does run today. The CLI reaches a substrate only through here: the
 simulator's entry also carries the few fleet-twin helpers the simulator-only commands need
-(:data:`SIM`), so no CLI module imports ``glimmer.backends.sim`` itself.
+(:data:`SIM`: the twin of a fleet spec, its fault check, its clock's time syntax), and this
+module re-exports the types they annotate with, so no CLI module imports ``glimmer.backends.sim``
+or ``glimmer.sim`` itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +22,11 @@ from glimmer.backends.sim.driver import Drive, Progress, drive, settled
 from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
 from glimmer.engine.backend import NodeView
 from glimmer.errors import InputError
+from glimmer.fleet.faultspec import FaultSpec
 from glimmer.fleet.topology import Topology
-from glimmer.sim.twin import FleetSim
+from glimmer.sim import clock
+from glimmer.sim.reach import TopologyReach
+from glimmer.sim.twin import FleetSim, from_spec
 from glimmer.sinks.sinkset import SinkSet
 
 __all__ = [
@@ -29,6 +34,8 @@ __all__ = [
     "SIM",
     "Drive",
     "Entry",
+    "FaultCheck",
+    "FleetSim",
     "Progress",
     "SimBackend",
     "SimEntry",
@@ -37,9 +44,40 @@ __all__ = [
 ]
 
 
+# Refuses a parsed fault that cannot act in one fleet (InputError naming it and ``where``).
+FaultCheck = Callable[[FaultSpec, str], None]
+
+
 class SimEntry:
     """The simulator's entry: its backend over a fleet twin, the twin's nodes as a substrate
     lists them, and the virtual-clock driver that runs a run to its end on it."""
+
+    def twin(
+        self, topo: Topology, faults: Iterable[FaultSpec] = (), *, noise: bool = True
+    ) -> FleetSim:
+        """The fleet twin of ``topo`` with ``faults`` planted, each checked against the
+        topology (InputError for the first that cannot act in it)."""
+        return FleetSim(topo, [from_spec(f) for f in faults], noise=noise)
+
+    def fault_check(self, topo: Topology) -> FaultCheck:
+        """The check of parsed faults against the simulator's mode table on ``topo``: whether
+        each mode exists and accepts its target. The reach tables are built once here, so a
+        fleet's many declared faults are checked against one set of them."""
+        reach = TopologyReach(topo)
+
+        def check(spec: FaultSpec, where: str) -> None:
+            reach.check([from_spec(spec)], where)
+
+        return check
+
+    def parse_time(self, text: str) -> float:
+        """The twin's clock reading of ``text``: RFC 3339, or an offset such as ``+2h`` from
+        the twin's epoch. ValueError names what was wrong."""
+        return clock.parse_time(text)
+
+    def rfc3339(self, t: float) -> str:
+        """A twin's clock reading as RFC 3339 (``2026-10-02T00:00:00Z``)."""
+        return clock.rfc3339(t)
 
     def backend(
         self,
