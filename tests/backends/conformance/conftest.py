@@ -14,7 +14,8 @@ when its run store is its own). The entry provides:
   accept (its store may live under ``tmp_path``);
 * ``submit(backend, run)``: store a new BurnInRun (uid, namespace and resourceVersion filled);
 * ``drive(backend, engine, namespace, name)``: call ``engine.reconcile`` until the run is
-  settled, letting its clock move and executions finish between passes (a virtual-clock
+  settled (at most ``substrates.MAX_PASSES`` passes, then it returns the run as it is),
+  letting its clock move and executions finish between passes (a virtual-clock
   substrate jumps its clock, a wall-clock one sleeps; the drivers of
   :mod:`glimmer.backends.common.drivers` do both). ``backend`` may be a recording wrapper that
   forwards every attribute to the substrate's backend;

@@ -19,6 +19,9 @@ from glimmer.sinks.envelope import Transition
 
 API = "burnin.glimmer.ai/v1alpha1"
 NAMESPACE = "default"
+# A drive gives up after this many passes: a rule broken so that the run never settles fails
+# its test instead of hanging it (the runs here settle in a few dozen).
+MAX_PASSES = 1_000
 
 
 def node_views(n: int = 3) -> list[NodeView]:
@@ -120,7 +123,7 @@ def _sim_on_files(tmp_path: Path, world: World) -> SimBackend:
 
 
 def _sim_drive(backend: Any, engine: Engine, namespace: str, name: str) -> BurnInRun:
-    return virtual_clock_drive(backend, engine, namespace, name).run
+    return virtual_clock_drive(backend, engine, namespace, name, max_passes=MAX_PASSES).run
 
 
 def _sim_refuse(backend: Any) -> None:
