@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from md_pages import broken_links
 
 ROOT = Path(__file__).resolve().parents[2]
 INVARIANTS = ROOT / "docs" / "dev" / "invariants.md"
@@ -37,13 +38,6 @@ _REF = re.compile(
     r"(?<![\w/.-])(?P<path>(?:src|tests)/[\w./-]*?\.py)"
     r"(?:::(?P<test>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)?)|:(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?))?"
 )
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-# The link and heading rules of tests/docs/test_docs.py, restated here so that these checks
-# import nothing of glimmer: they must run while the code they describe is being moved.
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_CODE_SPAN = re.compile(r"(`+).*?\1")
-_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 # An invariant is a level-3 heading of the invariants page; its parts are bold lead-ins.
 _SECTION = re.compile(r"^### (.+)$", re.MULTILINE)
 PARTS = ("**Rule.**", "**Enforced in.**", "**Prevents.**", "**Held by.**")
@@ -122,40 +116,6 @@ def problem(ref: Ref, root: Path = ROOT) -> str | None:
     return None
 
 
-def _prose(page: Path) -> list[str]:
-    """The lines of ``page`` outside fenced blocks."""
-    lines: list[str] = []
-    inside = False
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if _FENCE.match(line):
-            inside = not inside
-        elif not inside:
-            lines.append(line)
-    return lines
-
-
-def anchors(page: Path) -> set[str]:
-    """Every heading anchor of ``page`` as GitHub makes it (a repeat gets ``-1``, ``-2``…)."""
-    seen: dict[str, int] = {}
-    found: set[str] = set()
-    for line in _prose(page):
-        match = _HEADING.match(line)
-        if match is None:
-            continue
-        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", match.group(1))
-        text = text.replace("`", "").strip().lower()
-        base = "".join(ch for ch in text if ch.isalnum() or ch in " -_").replace(" ", "-")
-        count = seen.get(base, 0)
-        found.add(base if count == 0 else f"{base}-{count}")
-        seen[base] = count + 1
-    return found
-
-
-def links(page: Path) -> list[str]:
-    """Link targets in the prose of ``page`` (code spans and fenced blocks are examples)."""
-    return _LINK.findall("\n".join(_CODE_SPAN.sub("", line) for line in _prose(page)))
-
-
 def _name(page: Path) -> str:
     return str(page.relative_to(ROOT))
 
@@ -173,16 +133,7 @@ def test_every_function_and_test_a_contributor_page_names_exists(page: Path) -> 
 
 @pytest.mark.parametrize("page", PAGES, ids=_name)
 def test_every_relative_link_of_a_contributor_page_resolves(page: Path) -> None:
-    broken: list[str] = []
-    for target in links(page):
-        if _SCHEME.match(target):
-            continue
-        path_part, _, fragment = target.partition("#")
-        dest = (page.parent / path_part).resolve() if path_part else page
-        if not dest.exists():
-            broken.append(f"{target}: {dest} does not exist")
-        elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
-            broken.append(f"{target}: no heading with anchor #{fragment} in {_name(dest)}")
+    broken = broken_links(page, ROOT)
     assert not broken, f"{_name(page)}: " + "; ".join(broken)
 
 

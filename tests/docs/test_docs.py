@@ -11,11 +11,11 @@ invocation in a fenced block of ``docs/`` names a command of the real CLI.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
 import typer.main
+from md_pages import broken_links, links, slug, split
 
 from glimmer.cli.app import app
 
@@ -24,12 +24,6 @@ DOCS = ROOT / "docs"
 DOC_PAGES = sorted(DOCS.glob("*.md"))
 PAGES = [*DOC_PAGES, ROOT / "README.md"]
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_CODE_SPAN = re.compile(r"(`+).*?\1")
-# [text](target) and ![alt](target), with an optional <...> around the target and a title.
-_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 # `glimmer` as a program name: at a line start or after a blank, a prompt, a backtick, a
 # parenthesis or a path ("/.venv/bin/glimmer"), and followed by an argument. Module paths
 # (glimmer.cli), image names (glimmer-burnin) and metric names (glimmer_node_…) never match.
@@ -40,52 +34,10 @@ _ARGS_END = re.compile(r"[|;&<>`#)]")
 _OUTPUT_LINE = re.compile(r"^\s*(error|warning):")
 
 
-def _split(page: Path) -> tuple[list[str], list[str]]:
-    """(prose lines, fenced lines) of a Markdown page; fence markers belong to neither."""
-    prose: list[str] = []
-    fenced: list[str] = []
-    inside = False
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if _FENCE.match(line):
-            inside = not inside
-            continue
-        (fenced if inside else prose).append(line)
-    return prose, fenced
-
-
-def slug(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower-cased, punctuation dropped, blanks to hyphens."""
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
-    text = text.replace("`", "").strip().lower()
-    kept = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
-    return kept.replace(" ", "-")
-
-
-def anchors(page: Path) -> set[str]:
-    """Every heading anchor of ``page``; a repeated heading gets ``-1``, ``-2``… as on GitHub."""
-    seen: Counter[str] = Counter()
-    found: set[str] = set()
-    for line in _split(page)[0]:
-        match = _HEADING.match(line)
-        if match is None:
-            continue
-        base = slug(match.group(1))
-        found.add(base if seen[base] == 0 else f"{base}-{seen[base]}")
-        seen[base] += 1
-    return found
-
-
-def links(page: Path) -> list[str]:
-    """Link targets in the prose of ``page`` (code spans and fenced blocks are examples)."""
-    # Link text may wrap onto the next line, so the prose is searched as one text.
-    prose = "\n".join(_CODE_SPAN.sub("", line) for line in _split(page)[0])
-    return _LINK.findall(prose)
-
-
 def invocations(page: Path) -> list[list[str]]:
     """The arguments of every ``glimmer`` invocation in the fenced blocks of ``page``."""
     found: list[list[str]] = []
-    for line in _split(page)[1]:
+    for line in split(page)[1]:
         if _OUTPUT_LINE.match(line):
             continue
         for match in _INVOCATION.finditer(line):
@@ -130,16 +82,7 @@ def _name(page: Path) -> str:
 
 @pytest.mark.parametrize("page", PAGES, ids=_name)
 def test_every_relative_link_resolves(page: Path) -> None:
-    broken: list[str] = []
-    for target in links(page):
-        if _SCHEME.match(target):
-            continue  # http(s), mailto: outside the tree
-        path_part, _, fragment = target.partition("#")
-        dest = (page.parent / path_part).resolve() if path_part else page
-        if not dest.exists():
-            broken.append(f"{target}: {dest} does not exist")
-        elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
-            broken.append(f"{target}: no heading with anchor #{fragment} in {_name(dest)}")
+    broken = broken_links(page, ROOT)
     assert not broken, f"{_name(page)}: " + "; ".join(broken)
 
 
