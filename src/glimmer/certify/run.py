@@ -36,7 +36,10 @@ def certify(substrate: Substrate, spec: CertSpec, *, seed: int = 0) -> CertResul
         raise no_target(substrate.name, every, spec, substrate.taint_note)
     arch = majority_arch(targeted)
     nodes = [n for n in targeted if arch_of(n) == arch]
-    excluded = tuple(n.name for n in targeted if n not in nodes)
+    # By name, in a set: testing each NodeInfo against the list compared dataclasses pairwise,
+    # quadratic in the fleet (most of a 16k-node certification's time).
+    kept = {n.name for n in nodes}
+    excluded = tuple(n.name for n in targeted if n.name not in kept)
     reason = (
         f"target set has more than one GPU architecture; certified {arch} only" if excluded else ""
     )

@@ -22,12 +22,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from glimmer.backends.sim.certify.views import NodeViews
 from glimmer.certify.jobs import JobLog, NcclJob
 from glimmer.certify.measure.bandwidth import Half, TableRow, bus_factor
 from glimmer.certify.measure.expect import NCCL_GBS_PER_NIC_GBPS
 from glimmer.certify.measure.render import BINARIES, Rank, render_log
 from glimmer.sim.runners.link import congestion, end
-from glimmer.sim.runners.node import NodeView, view
+from glimmer.sim.runners.node import NodeView
 from glimmer.sim.twin import FleetSim
 
 NVLINK_LATENCY_US = 11.0  # as sim.runners.network
@@ -133,16 +134,18 @@ def _rows(
     return rows
 
 
-def run_nccl(twin: FleetSim, job: NcclJob) -> JobLog:
-    """Run ``job`` on the simulated fleet; the launcher's log, exit code and path."""
-    views = [view(twin, n, job.started_at) for n in job.nodes]
+def run_nccl(twin: FleetSim, job: NcclJob, cache: NodeViews | None = None) -> JobLog:
+    """Run ``job`` on the simulated fleet; the launcher's log, exit code and path. ``cache`` holds
+    the twin's node views to reuse (a certification's substrate keeps one set for every job)."""
+    views = (cache or NodeViews(twin)).many(job.nodes, job.started_at)
     missing = [n for n, v in zip(job.nodes, views, strict=True) if v is None]
     if missing:
         return JobLog(f"error: node {missing[0]} is not in the fleet\n", 1, "no node", "network")
     nvs = [v for v in views if v is not None]
-    for v in nvs:
-        host = v.node.hostname
-        if v.level("gpu_operand_unavailable") > 0 or not v.visible:
+    # A view's visible devices are computed on each read: read once per node for the job.
+    shown = [(v.node.hostname, v.visible) for v in nvs]
+    for v, (host, visible) in zip(nvs, shown, strict=True):
+        if v.level("gpu_operand_unavailable") > 0 or not visible:
             msg = f"{host}: CUDA driver unusable: no NVIDIA device is exposed to the pod"
             return JobLog(msg + "\n", 1, msg, "network")
     path = path_of(twin, nvs, job.nvlink)
@@ -163,8 +166,8 @@ def run_nccl(twin: FleetSim, job: NcclJob) -> JobLog:
         return JobLog(error + "\n", 1, error, path)
     rng = _rng(job)
     busbw *= 1 + 0.004 * max(-3.0, min(3.0, float(rng.standard_normal())))
-    ranks = [Rank(v.node.hostname, d.slot, d.pci_bus_id, d.name) for v in nvs for d in v.visible]
-    wrong = sum(4096 for v in nvs for d in v.visible if d.level("gpu_silent_data_corruption") > 0)
+    ranks = [Rank(host, d.slot, d.pci_bus_id, d.name) for host, ds in shown for d in ds]
+    wrong = sum(4096 for _, ds in shown for d in ds if d.level("gpu_silent_data_corruption") > 0)
     rows = _rows(job, busbw, len(ranks), latency, wrong, rng)
     text = render_log(job.collective, ranks, rows, min_bytes=job.min_bytes, max_bytes=job.max_bytes)
     return JobLog(text, 1 if wrong else 0, path=path)

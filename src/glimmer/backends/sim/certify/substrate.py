@@ -6,12 +6,13 @@ over the twin's state at the start of the run."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from glimmer.backends.sim.certify.dcgm import dcgm_log
 from glimmer.backends.sim.certify.nccl import rails_of, run_nccl
 from glimmer.backends.sim.certify.nodes import sim_nodes
 from glimmer.backends.sim.certify.training import run_training
+from glimmer.backends.sim.certify.views import NodeViews
 from glimmer.certify.grouping import UNSCHEDULABLE_TAINT, NodeInfo
 from glimmer.certify.jobs import DcgmJob, Job, JobLog, NcclJob
 from glimmer.certify.result import CertResult
@@ -20,7 +21,6 @@ from glimmer.certify.spec import CertSpec
 from glimmer.certify.substrate import Fabric
 from glimmer.fleet.faultspec import FaultSpec
 from glimmer.fleet.topology import Topology
-from glimmer.sim.runners.node import view
 from glimmer.sim.twin import FleetSim, from_spec
 
 PLATFORM = "simulator"
@@ -32,6 +32,11 @@ class TwinSubstrate:
     certification is judged against the fleet's state when it starts)."""
 
     twin: FleetSim
+    # One view per node for every job and fabric question of the certification (views.py).
+    views: NodeViews = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "views", NodeViews(self.twin))
 
     @property
     def name(self) -> str:
@@ -52,7 +57,7 @@ class TwinSubstrate:
         return sim_nodes(self.twin)
 
     def fabric(self, nodes: tuple[str, ...]) -> Fabric | None:
-        views = [v for v in (view(self.twin, n, 0.0) for n in nodes) if v is not None]
+        views = [v for v in self.views.many(nodes) if v is not None]
         rails = [rails_of(v) for v in views]
         common = set.intersection(*(set(r) for r in rails)) if rails else set()
         if not common:
@@ -62,10 +67,10 @@ class TwinSubstrate:
 
     def run(self, job: Job) -> JobLog:
         if isinstance(job, NcclJob):
-            return run_nccl(self.twin, job)
+            return run_nccl(self.twin, job, self.views)
         if isinstance(job, DcgmJob):
             return dcgm_log(self.twin, job)
-        return run_training(self.twin, job)
+        return run_training(self.twin, job, self.views)
 
 
 def fleet_twin(topology: Topology, planted: Sequence[FaultSpec]) -> FleetSim:

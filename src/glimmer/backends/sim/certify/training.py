@@ -18,9 +18,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from glimmer.backends.sim.certify.nccl import path_of, rails_of
+from glimmer.backends.sim.certify.views import NodeViews
 from glimmer.certify.jobs import JobLog, TrainingJob
 from glimmer.sim.runners.load import under_load
-from glimmer.sim.runners.node import NodeView, view
+from glimmer.sim.runners.node import NodeView
 from glimmer.sim.twin import FleetSim
 
 # Achieved BF16 TFLOP/s per GPU in training: half of the maximum achievable matmul (peers.md
@@ -65,9 +66,10 @@ def _net_factor(twin: FleetSim, nvs: Sequence[NodeView], nvlink: bool) -> float:
     return worst
 
 
-def run_training(twin: FleetSim, job: TrainingJob) -> JobLog:
-    """Run ``job`` on the simulated fleet; the trainer's log (rank 0) and exit code."""
-    views = [view(twin, n, 0.0) for n in job.nodes]
+def run_training(twin: FleetSim, job: TrainingJob, cache: NodeViews | None = None) -> JobLog:
+    """Run ``job`` on the simulated fleet; the trainer's log (rank 0) and exit code. ``cache``
+    as :func:`~glimmer.backends.sim.certify.nccl.run_nccl` takes them."""
+    views = (cache or NodeViews(twin)).many(job.nodes)
     nvs = [v for v in views if v is not None]
     for n, v in zip(job.nodes, views, strict=True):
         if v is None or not v.visible or v.level("gpu_operand_unavailable") > 0:
