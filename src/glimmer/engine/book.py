@@ -1,16 +1,20 @@
-"""The working copy of a run's results for one pass, indexed so a pass costs what it does.
+"""The working copy of a run's results for one pass, indexed so a write costs the change.
 
-A pass never mutates the run it read: it copies the result list, replaces results whole (a
-:class:`TestResult` is treated as immutable), and hands a new status to the backend. The index —
-where each result sits, which results are open (they hold their nodes), which nodes each test
-has settled, the four counters — is derived from the results alone; an engine may keep the
-index of the status it last wrote and reuse it when it reads back that very version of the run
-(:mod:`.memory`), and rebuilds it otherwise, so a fresh engine given only the run object reaches
-the same decisions.
+A pass never mutates the run it read: the first change of a pass copies the result list (a
+C-level copy of references; the stored status keeps its own), and results are replaced whole (a
+:class:`TestResult` is treated as immutable). The index — where each result sits, which results
+are open (they hold their nodes), which nodes each test has settled, the four counters — is
+derived from the results alone and updated in place, change by change: it belongs to the engine
+(:mod:`.memory`), never to a stored status. Its ``generation`` counts the changes, so an engine
+reuses the index only when it reads back the very version of the run it wrote *and* the index
+has not moved since (a pass that changed a result and then failed, or never wrote, leaves a
+generation the memory does not know); otherwise the index is rebuilt from the results, so a
+fresh engine given only the run object reaches the same decisions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from glimmer.api.result import TestResult
@@ -44,15 +48,10 @@ class Index:
     settled: dict[str, set[str]] = field(default_factory=dict)
     failed: dict[str, int] = field(default_factory=dict)
     counts: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-
-    def copy(self) -> Index:
-        return Index(
-            pos=dict(self.pos),
-            open=dict(self.open),
-            settled={k: set(v) for k, v in self.settled.items()},
-            failed=dict(self.failed),
-            counts=list(self.counts),
-        )
+    # How many open results hold each node: the holding set kept as the results change, so a
+    # pass never walks every open result to learn which nodes are held.
+    holding: dict[str, int] = field(default_factory=dict)
+    generation: int = 0  # changes made since the index was built
 
     def add(self, result: TestResult, sign: int) -> None:
         """Account ``result`` in (sign=1) or out (sign=-1) of the derived parts."""
@@ -69,9 +68,16 @@ class Index:
             else:
                 nodes.discard(key[1])
         elif sign > 0:
-            self.open[key] = tuple(result.nodes or ())
+            nodes_held = self.open[key] = tuple(result.nodes or ())
+            for node in dict.fromkeys(nodes_held):
+                self.holding[node] = self.holding.get(node, 0) + 1
         else:
-            self.open.pop(key, None)
+            for node in dict.fromkeys(self.open.pop(key, ())):
+                left = self.holding.get(node, 0) - 1
+                if left > 0:
+                    self.holding[node] = left
+                else:
+                    self.holding.pop(node, None)
 
     @classmethod
     def build(cls, results: list[TestResult]) -> Index:
@@ -87,17 +93,17 @@ class Book:
 
     def __init__(self, status: BurnInRunStatus, index: Index | None = None) -> None:
         self.base = status
-        # Copy-on-write: the list and index may be shared with the stored status and the
-        # engine's cache; the first change of a pass copies them.
+        # The list may be shared with the stored status: the first change of a pass copies it.
+        # The index is the engine's own and is changed in place.
         self.results: list[TestResult] = status.results or []
         self.index = index if index is not None else Index.build(self.results)
         self._shared = True
         self.dirty = False
+        self.changed: set[Key] = set()  # identities this book replaced or added
 
     def _own(self) -> None:
         if self._shared:
             self.results = list(self.results)
-            self.index = self.index.copy()
             self._shared = False
 
     def get(self, name: str, node: str) -> TestResult | None:
@@ -116,13 +122,15 @@ class Book:
             self.index.add(self.results[pos], -1)
             self.results[pos] = result
         self.index.add(result, 1)
+        self.index.generation += 1
+        self.changed.add(key)
         self.dirty = True
         return result
 
-    def holding_nodes(self) -> set[str]:
+    def holding_nodes(self) -> Collection[str]:
         """Every node of every open result: a node stays held between segments, repeats and
-        retries, not only while an execution is live."""
-        return {node for nodes in self.index.open.values() for node in nodes}
+        retries, not only while an execution is live. (A live view: it follows the book.)"""
+        return self.index.holding.keys()
 
     def open_results(self) -> list[TestResult]:
         return [self.results[self.index.pos[k]] for k in self.index.open]
@@ -138,8 +146,8 @@ class Book:
         return {"passed": passed, "failed": failed, "errored": errored, "skipped": skipped}
 
     def status(self, **changes: object) -> BurnInRunStatus:
-        """A new status: the base with these results, counters and ``changes``. The list and
-        index are shared with it from now on (the next change copies them)."""
+        """A new status: the base with these results, counters and ``changes``. The list is
+        shared with it from now on (the next change copies it)."""
         update: dict[str, object] = {"results": self.results or None, **self.counters()}
         update.update(changes)
         self._shared = True

@@ -56,6 +56,9 @@ class Pass:
     # the engine's previous pass left them; None: not known, so this pass looks at every one.
     unrecorded: set[str] | None = None
     created: set[str] = field(default_factory=set)
+    # The book's index is the one this engine left (the run read back is the version it wrote):
+    # what the engine remembers beside it (sleeping units, cursors) can be trusted.
+    reused: bool = False
     memory: RunMemory = field(default_factory=lambda: RunMemory(""))
     cap: int = field(init=False)
     cutoffs: dict[str, datetime] = field(default_factory=dict)

@@ -12,6 +12,8 @@ pass instead of waiting for a slot.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from glimmer.api.pinned import PlannedTest
 from glimmer.contract.vocab import TERMINAL_PHASES, Scope
 from glimmer.engine.backend import Execution
@@ -36,28 +38,35 @@ def _unrecorded(ctx: Pass, execution: Execution) -> bool:
     return ctx.book.get(execution.spec.test, _unit_key(execution)) is None
 
 
-def _seed_busy(ctx: Pass) -> None:
+def _seed_busy(ctx: Pass, live: Sequence[Execution]) -> None:
     busy: set[str] = set()
-    for execution in ctx.executions.live():
-        busy.update(execution.spec.unit_nodes or (execution.node,))
+    for execution in live:
+        spec = execution.spec
+        if spec.unit_nodes:
+            busy.update(spec.unit_nodes)
+        else:
+            busy.add(spec.node)
     # Only an execution the engine created, or saw live, while its unit had no result can be
     # unrecorded: an engine that knows which those are looks only at them (a 1,024-node run
     # otherwise walks every execution it ever made on every pass); one that does not (a fresh
     # engine, or one whose last pass failed) looks at all of them once.
-    watched = ctx.executions if ctx.unrecorded is None else _watched(ctx, ctx.unrecorded)
+    watched = ctx.executions if ctx.unrecorded is None else _watched(ctx, ctx.unrecorded, live)
     still: set[str] = set()
     for execution in watched:
         if _unrecorded(ctx, execution):
             still.add(execution.name)
             busy.update(execution.spec.unit_nodes or (execution.node,))
     ctx.unrecorded = still
-    busy |= ctx.book.holding_nodes()
+    busy.update(ctx.book.holding_nodes())
     ctx.busy = busy
 
 
-def _watched(ctx: Pass, names: set[str]) -> list[Execution]:
+def _watched(ctx: Pass, names: set[str], live: Sequence[Execution]) -> list[Execution]:
     found = [ctx.executions.get(name) for name in names]
-    found += ctx.executions.live()
+    if not ctx.reused:
+        # The status may have been written by another engine: its live executions without a
+        # result are watched too. (Over the status this engine wrote, every one is in names.)
+        found += [e for e in live if e.name not in names and _unrecorded(ctx, e)]
     return [e for e in found if e is not None]
 
 
@@ -73,10 +82,14 @@ def _is_unrecorded(ctx: Pass, name: str) -> bool:
     return execution is not None and _unrecorded(ctx, execution)
 
 
-def _condemn_stale(ctx: Pass) -> None:
+def _condemn_stale(ctx: Pass, live: Sequence[Execution]) -> None:
     """A live execution whose attempt the status already closed (its record is durable) is
-    left over from a pass that stopped before its kill: condemn it again."""
-    for execution in ctx.executions.live():
+    left over from a pass that stopped before its kill: condemn it again. A unit asleep has
+    its open attempt's own execution, unchanged: it is not looked at."""
+    asleep = ctx.memory.sleepers.executions()
+    for execution in live:
+        if execution.name in asleep:
+            continue
         spec = execution.spec
         result = ctx.book.get(spec.test, spec.unit_nodes[0] if spec.unit_nodes else spec.node)
         if result is None:
@@ -89,6 +102,21 @@ def _condemn_stale(ctx: Pass) -> None:
             ctx.condemn(execution)
 
 
+def _wake(ctx: Pass) -> None:
+    """Wake the sleeping units that something happened to since the engine's last pass: their
+    execution changed (or vanished), their result changed, or their wake time came."""
+    sleepers = ctx.memory.sleepers
+    if not sleepers:
+        return
+    sleepers.wake_due(ctx.now)
+    for name in list(sleepers.executions()):
+        key = sleepers.by_execution[name]
+        seen = ctx.executions.get(name)
+        left = sleepers.units[key].execution
+        if seen is not left and seen != left:
+            sleepers.wake(key)
+
+
 def _fail_fast_stop(ctx: Pass) -> bool:
     if not ctx.plan.fail_fast:
         return False
@@ -99,32 +127,54 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
     """A Node test (one unit per distinct target, :mod:`glimmer.plan.units`): every node the run
     holds first, then new nodes in target order while the cap allows. Launching adds to
     ``busy`` and holding nodes need no slot, so this makes the same decisions as one walk in
-    target order, at the cost of the work there is."""
+    target order, at the cost of the work there is: a unit asleep (:mod:`.sleep`) counts as
+    in flight without a visit, and new nodes are looked for from the test's cursor on."""
     settled = ctx.book.settled_nodes(test.name)
     order = ctx.target_order
     if len(settled) >= len(order):
         return False
+    sleepers = ctx.memory.sleepers
+    asleep = sleepers.of_test(test.name)
+    sleeping = len(asleep)  # counted now: a unit visited below may fall asleep
     active = False
-    held = [n for n in ctx.busy if n in order and n not in settled]
+    if sleeping:
+        ctx.in_flight(test, waiting=sleepers.waiting_in(test.name))
+        active = True
+    awake = ctx.busy.difference(asleep) if sleeping else ctx.busy
+    held = [n for n in awake if n in order and n not in settled]
     held.sort(key=order.__getitem__)
     for node in held:
         if advance_node(ctx, index, test, node):
             active = True
-    if len(order) - len(settled) - len(held) <= 0:
+    if len(order) - len(settled) - len(held) - sleeping <= 0:
         return active  # every node has settled or is in hand
     if not ctx.launch or len(ctx.busy) >= ctx.cap:
         ctx.pending = True  # nodes still to start, no slot (or no launching) now
         return True
-    skip = settled | set(held)
-    for node in ctx.units.distinct:
-        if node in skip:
-            continue
+    distinct = ctx.units.distinct
+    start = _cursor(ctx, test, distinct)
+    for node in distinct[start:]:
+        if node in settled or node in ctx.busy:
+            continue  # settled, or in hand (held, or launched by this very walk)
         if not ctx.launch or len(ctx.busy) >= ctx.cap:
             ctx.pending = True
             return True
         if advance_node(ctx, index, test, node):
             active = True
     return active
+
+
+def _cursor(ctx: Pass, test: PlannedTest, distinct: Sequence[str]) -> int:
+    """How many of the test's first targets already have a result (settled, or held through
+    an open one): the walk for new nodes starts after them. Kept with the run's memory and
+    moved on as results appear; a fresh engine starts from the first target."""
+    cursor = ctx.memory.cursor
+    at = cursor.get(test.name, 0)
+    book = ctx.book
+    while at < len(distinct) and book.get(test.name, distinct[at]) is not None:
+        at += 1
+    cursor[test.name] = at
+    return at
 
 
 def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
@@ -138,10 +188,12 @@ def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
 
 def execute(ctx: Pass) -> None:
     """Sweep the plan; the flags on ``ctx`` say what was found."""
-    _seed_busy(ctx)
+    live = ctx.executions.live()
+    _wake(ctx)
+    _seed_busy(ctx, live)
     if ctx.audit_stamps:
         account_stamps(ctx)
-    _condemn_stale(ctx)
+    _condemn_stale(ctx, live)
     for index, test in enumerate(ctx.plan.tests):
         if _fail_fast_stop(ctx):
             break

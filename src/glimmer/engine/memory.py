@@ -10,9 +10,13 @@ again under the same name starts afresh):
 
 * the decoded plan and its units, reused while the plan annotation reads the same;
 * the book index of the status this engine last wrote, reused only when the run read back
-  carries the resourceVersion that write returned. A substrate that deserialises every read
-  hands back a new object each time, so object identity never matched there; the version does;
-* quiet notes (see :mod:`.node_unit`), each dropped once it no longer holds;
+  carries the resourceVersion that write returned and the index is at the generation it had
+  then (:mod:`.book` changes it in place). A substrate that deserialises every read hands back
+  a new object each time, so object identity never matched there; the version does;
+* quiet notes (see :mod:`.node_unit`), each dropped once it no longer holds, and the units
+  asleep (:mod:`.sleep`), which a pass does not visit — both only while the index is reused;
+* per Node test, how far its targets have all been started (a cursor, so a pass does not walk
+  the targets it started long ago);
 * execution names already computed (a hash each), bounded;
 * whether the run's stamps were accounted for and which executions may still be unrecorded.
 
@@ -33,6 +37,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.engine.backend import Execution, NodeView
 from glimmer.engine.book import Index
 from glimmer.engine.names import execution_name
+from glimmer.engine.sleep import Sleepers
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.units import PlanUnits
 
@@ -66,21 +71,37 @@ class RunMemory:
     units: PlanUnits | None = None
     version: str | None = None  # resourceVersion of the status this engine last wrote
     index: Index | None = None
+    generation: int = 0  # the index's generation at that write
     quiet: dict[tuple[str, str], Quiet] = field(default_factory=dict)
+    sleepers: Sleepers = field(default_factory=Sleepers)
+    cursor: dict[str, int] = field(default_factory=dict)  # Node test -> targets all started
     names: dict[NameKey, str] = field(default_factory=dict)
     audited: bool = False  # the run's stamps were accounted for by this engine
     unrecorded: set[str] | None = None  # see execute._seed_busy
 
     def index_for(self, run: BurnInRun) -> Index | None:
-        """The index of the status as this engine wrote it, when ``run`` is that status."""
+        """The index of the status as this engine wrote it, when ``run`` is that status and the
+        index has not changed since. Otherwise what depended on it (sleeping units, cursors)
+        is dropped too: the pass that follows rebuilds and visits."""
         version = run.metadata.resource_version
-        if version is None or version != self.version:
+        index = self.index
+        if version is None or version != self.version or index is None:
+            self._unsure()
             return None
-        return self.index
+        if index.generation != self.generation:
+            self._unsure()
+            return None
+        return index
+
+    def _unsure(self) -> None:
+        self.index = None
+        self.sleepers.clear()
+        self.cursor.clear()
 
     def wrote(self, run: BurnInRun, index: Index) -> None:
         self.version = run.metadata.resource_version
         self.index = index if self.version is not None else None
+        self.generation = index.generation
 
     def execution_name(
         self, run: str, uid: str, test_index: int, node: str, attempt: int, role: str
@@ -100,6 +121,8 @@ class RunMemory:
         self.audited = False
         self.unrecorded = None
         self.quiet.clear()
+        self.version = None  # the index may hold changes the status never got
+        self._unsure()
 
 
 class Memory:

@@ -68,6 +68,8 @@ def _same(a: object, b: object) -> bool:
 
 
 def _still_quiet(ctx: Pass, test: PlannedTest, node: str, result: TestResult | None) -> bool:
+    """Whether the unit's quiet note still holds; if so it is put to sleep (:mod:`.sleep`):
+    found quiet twice running, no pass visits it again until something happens to it."""
     quiet = ctx.memory.quiet
     note = quiet.get((test.name, node))
     if note is None:
@@ -77,6 +79,10 @@ def _still_quiet(ctx: Pass, test: PlannedTest, node: str, result: TestResult | N
         del quiet[(test.name, node)]  # it no longer holds: visit, and keep no stale note
         return False
     ctx.in_flight(test, waiting=not note.execution.started)
+    if ctx.reused:
+        # The status is the one this engine wrote: nothing but the engine changes a result,
+        # and it wakes the unit when it does.
+        ctx.memory.sleepers.sleep((test.name, node), note.execution, note.until)
     return True
 
 

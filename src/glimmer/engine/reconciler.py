@@ -53,16 +53,18 @@ class Engine:
         """A pass over ``run``; without ``memory`` it remembers nothing (terminal, deleted)."""
         status = run.status or BurnInRunStatus()
         memory = memory or RunMemory(run.metadata.uid or "")
+        index = memory.index_for(run)
         ctx = Pass(
             backend=self.backend,
             run=run,
             plan=plan,
             now=self.backend.now(),
-            book=Book(status, memory.index_for(run)),
+            book=Book(status, index),
             executions=self.backend.executions(
                 run.metadata.namespace or "default", run.name, run.metadata.uid or ""
             ),
             memory=memory,
+            reused=index is not None,
         )
         ctx.cordoned = set(status.cordoned_nodes or ())
         return ctx
@@ -125,6 +127,7 @@ class Engine:
         outcome = step(ctx)
         if ctx.unrecorded is not None:
             memory.unrecorded = unrecorded_after(ctx)
+        memory.sleepers.wake_all(ctx.book.changed)  # a unit whose result changed is visited
         return outcome, ctx
 
 
