@@ -37,6 +37,7 @@ from glimmer.cli.run_inputs import (
 from glimmer.cli.verdict_table import render_verdict
 from glimmer.contract.vocab import Phase
 from glimmer.engine.reconciler import Engine
+from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
@@ -107,10 +108,37 @@ def dry_run(inputs: RunInputs, output: RunOutput) -> int:
     return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
 
 
-def execute(inputs: RunInputs, output: RunOutput, sink_set: SinkSet | None = None) -> BurnInRun:
-    """Submit the run to a simulator over the fleet and drive it to its verdict."""
+def refuse_held_name(inputs: RunInputs, state_dir: Path) -> None:
+    """``--state-dir``: a run name is used once. A run of this name already kept there — settled,
+    or left unfinished by a process that was stopped (its simulated executions ended with that
+    process, so it cannot be resumed) — is refused before anything runs."""
+    refuse_unwritable(state_dir, "--state-dir")
+    held = SIM.run_store(state_dir)
+    run = held.get_run(inputs.namespace, inputs.run.name)
+    if run is not None:
+        phase = run.status.phase.value if run.status else "Pending"
+        raise InputError(
+            f"--state-dir {state_dir}: already holds BurnInRun {inputs.namespace}/{run.name} "
+            f"({phase}) in {held.path(inputs.namespace, run.name)}; a run name is used once: "
+            "name the run differently (-f with metadata.name), or use another folder"
+        )
+
+
+def execute(
+    inputs: RunInputs,
+    output: RunOutput,
+    sink_set: SinkSet | None = None,
+    state_dir: Path | None = None,
+) -> BurnInRun:
+    """Submit the run to a simulator over the fleet and drive it to its verdict; the run is
+    kept as a file under ``state_dir`` (rewritten atomically at every step) when given."""
     backend = SIM.backend(
-        inputs.twin, seed=inputs.seed, profiles=inputs.profiles, tests=inputs.tests, sinks=sink_set
+        inputs.twin,
+        seed=inputs.seed,
+        profiles=inputs.profiles,
+        tests=inputs.tests,
+        sinks=sink_set,
+        state_dir=state_dir,
     )
     submitted = backend.submit(inputs.run)
     namespace = submitted.metadata.namespace or inputs.namespace
@@ -175,6 +203,7 @@ def run_main(
     backend: str,
     report: str | None = None,
     sinks: SinkFlags | None = None,
+    state_dir: str | None = None,
 ) -> int:
     """The whole command, as an exit code."""
     entry(backend)  # a name not available yet or unknown is refused before anything loads
@@ -185,10 +214,13 @@ def run_main(
     out_dir = report_dir_for(flags, output, report, sinks.specs)
     if out_dir is not None:  # a folder the reports cannot go to is refused before anything runs
         refuse_unwritable(out_dir, "--report" if report is not None else "report folder")
+    kept = Path(state_dir) if state_dir is not None else None
+    if kept is not None:
+        refuse_held_name(inputs, kept)
     warn_unsound(inputs)
     if dry:
         return dry_run(inputs, output)
-    final = execute(inputs, output, sink_set)
+    final = execute(inputs, output, sink_set, kept)
     if output is RunOutput.JSON:
         print(dump_json([final]), end="")
     else:
@@ -290,6 +322,15 @@ def run(
             f"(a plain `glimmer run` writes them to ./{DEFAULT_REPORT_DIR}).",
         ),
     ] = None,
+    state_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--state-dir",
+            metavar="DIR",
+            help="Keep the BurnInRun as DIR/<namespace>/<name>.json, rewritten atomically at "
+            "every step (default: in memory only).",
+        ),
+    ] = None,
 ) -> None:
     """Run a burn-in profile on the simulated fleet and settle its verdict.
 
@@ -315,6 +356,7 @@ def run(
             sinks=SinkFlags(
                 tuple(sink or ()), sink_state, sink_secret_file, sink_secret_env, sink_ca
             ),
+            state_dir=state_dir,
         )
     )
 

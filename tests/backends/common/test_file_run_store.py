@@ -146,3 +146,47 @@ def test_the_simulator_can_keep_its_runs_as_files_and_reaches_the_same_verdict(
     backend.delete_run("default", "run")
     assert backend.get_run("default", "run") is None
     assert list(backend.executions("default", "run", on_disk.metadata.uid)) == []
+
+
+def test_a_store_does_not_parse_again_the_version_it_wrote_or_read_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, run = _stored(tmp_path)
+    parsed: list[str] = []
+    original = run_store.BurnInRun.model_validate_json
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(run_store.BurnInRun, "model_validate_json", counting)
+    written = store.write_status(run, BurnInRunStatus(phase=Phase.RUNNING))
+    for _ in range(3):
+        assert store.get_run("default", "run") == written
+    assert parsed == []  # its own write, read back three times, never re-parsed
+    fresh = FileRunStore(tmp_path)
+    assert fresh.get_run("default", "run") == written and fresh.get_run("default", "run")
+    assert len(parsed) == 1  # another store parses it once, then holds that version
+
+
+def test_a_store_sees_the_write_another_store_made_after_its_own_read(tmp_path: Path) -> None:
+    mine, run = _stored(tmp_path)
+    theirs = FileRunStore(tmp_path)
+    seen = theirs.get_run("default", "run")
+    assert seen is not None
+    theirs.write_status(seen, BurnInRunStatus(phase=Phase.FAILED))
+    now = mine.get_run("default", "run")
+    assert now is not None and now.status is not None and now.status.phase is Phase.FAILED
+    with pytest.raises(Conflict):  # and its stale copy is refused, not written over theirs
+        mine.write_status(run, BurnInRunStatus(phase=Phase.PASSED))
+    theirs.delete_run("default", "run")
+    assert mine.get_run("default", "run") is None
+
+
+def test_a_replaced_run_is_stored_whole_over_the_one_of_its_name(tmp_path: Path) -> None:
+    store, run = _stored(tmp_path)
+    store.write_status(run, BurnInRunStatus(phase=Phase.RUNNING))
+    edited = run.model_copy(update={"spec": run.spec.model_copy(update={"suspend": True})})
+    replaced = store.put_run(edited)  # a user's edit: made from an old copy, still stored
+    assert replaced.spec.suspend and replaced.metadata.resource_version == "3"
+    assert store.get_run("default", "run") == replaced

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.common.drivers import RunWakes
+from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.sim.backend import SimBackend
 from glimmer.backends.sim.driver import Drive, Progress, drive, settled
 from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
@@ -87,8 +89,18 @@ class SimEntry:
         profiles: Mapping[str, BurnInProfile] | None = None,
         tests: Mapping[str, BurnInTestSpec] | None = None,
         sinks: SinkSet | None = None,
+        state_dir: Path | None = None,
     ) -> SimBackend:
-        return fleet_backend(twin, seed=seed, profiles=profiles, tests=tests, sinks=sinks)
+        """The simulator over ``twin``; its runs kept as files under ``state_dir`` (the one
+        file-backed run store every substrate without its own uses), else in memory."""
+        store = self.run_store(state_dir) if state_dir is not None else None
+        return fleet_backend(
+            twin, seed=seed, profiles=profiles, tests=tests, sinks=sinks, store=store
+        )
+
+    def run_store(self, root: Path) -> FileRunStore:
+        """The file-backed run store under ``root`` (what ``--state-dir`` names)."""
+        return FileRunStore(root)
 
     def nodes(self, topo: Topology) -> list[NodeView]:
         return fleet_nodes(topo)

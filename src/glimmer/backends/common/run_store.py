@@ -1,21 +1,30 @@
-"""BurnInRuns as files: the run store for substrates that have none of their own (this host,
-Slurm, and the simulator CLI when runs must outlive the process).
+"""The run store for substrates that have none of their own: the store's rules written once,
+over two media — memory (the simulator, tests) and files (this host, Slurm, and the
+simulator CLI when runs must outlive the process).
 
-One JSON file per run, ``<root>/<namespace>/<name>.json``. Every write is atomic — written to
-a temporary file beside it, flushed to disk, then renamed over it — so a crash mid-write leaves
-the previous file whole, never half of one. A write holds the run's own lock
-(``<name>.lock``, ``fcntl.flock``) from its read to its rename, and is refused with
-:class:`~glimmer.engine.backend.Conflict` when the run changed since the caller read it (its
-``resourceVersion``), so two processes driving the same run cannot lose each other's updates.
+The rules, as an API server keeps them: a write names the ``resourceVersion`` it read and is
+refused with :class:`~glimmer.engine.backend.Conflict` when the run changed since (so two
+drivers cannot lose each other's updates); creating a name already stored is a Conflict;
+deleting a run that still has finalizers only marks it (``deletionTimestamp``) and the delete
+completes when the engine removes the last one.
+
+On files: one JSON file per run, ``<root>/<namespace>/<name>.json``. Every write is atomic —
+written to a temporary file beside it, flushed to disk, then renamed over it — so a crash
+mid-write leaves the previous file whole, never half of one. A write holds the run's own lock
+(``<name>.lock``, ``fcntl.flock``) from its read to its rename. A read parses the file only
+when it changed since this store last saw it (its inode, size and mtime), so a process
+driving its own run does not re-parse what it has just written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,69 +35,59 @@ from glimmer.backends.base import apply_annotations
 from glimmer.engine.backend import Conflict, NotFound
 
 SUFFIX = ".json"
+RunKey = tuple[str, str]
+Signature = tuple[int, int, int]  # inode, size, mtime (ns): which version of a file was read
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class FileRunStore:
-    """A :class:`~glimmer.engine.backend.RunStore` over a directory."""
+class StoredRuns(ABC):
+    """A :class:`~glimmer.engine.backend.RunStore`: the rules, over a medium that loads,
+    saves and drops one run under its lock."""
 
     def __init__(
         self,
-        root: Path,
         *,
         now: Callable[[], datetime] = _utc_now,
         profiles: Mapping[str, BurnInProfile] | None = None,
         tests: Mapping[str, BurnInTestSpec] | None = None,
     ) -> None:
-        self.root = Path(root)
         self.now = now
         self.profiles = dict(profiles or {})
         self.tests = dict(tests or {})
 
-    # -- files ----------------------------------------------------------------------------------
-    def _path(self, namespace: str, name: str) -> Path:
-        return self.root / (namespace or "default") / f"{name}{SUFFIX}"
+    # -- the medium ---------------------------------------------------------------------------
+    @abstractmethod
+    def _locked(self, key: RunKey) -> AbstractContextManager[None]:
+        """Hold the run's lock from a read to the write that follows it."""
 
-    @contextmanager
-    def _locked(self, namespace: str, name: str) -> Iterator[Path]:
-        path = self._path(namespace, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path.with_suffix(".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield path
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+    @abstractmethod
+    def _load(self, key: RunKey) -> BurnInRun | None: ...
 
+    @abstractmethod
+    def _save(self, key: RunKey, run: BurnInRun) -> None: ...
+
+    @abstractmethod
+    def _drop(self, key: RunKey) -> None: ...
+
+    @abstractmethod
+    def _next_version(self, previous: BurnInRun | None) -> str:
+        """The resourceVersion of the next write of a run (``previous``: as stored now)."""
+
+    @abstractmethod
+    def list_runs(self) -> list[BurnInRun]: ...
+
+    # -- the rules ----------------------------------------------------------------------------
     @staticmethod
-    def _read(path: Path) -> BurnInRun | None:
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return None
-        return BurnInRun.model_validate_json(text)
+    def _key(run: BurnInRun) -> RunKey:
+        return (run.metadata.namespace or "default", run.name)
 
-    @staticmethod
-    def _write(path: Path, run: BurnInRun) -> None:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as out:
-                out.write(run.model_dump_json(by_alias=True, exclude_none=True))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, path)  # atomic: readers see the old file or the new, never half
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-    def _store(self, path: Path, run: BurnInRun, previous: BurnInRun | None) -> BurnInRun:
-        rv = int(previous.metadata.resource_version or 0) + 1 if previous is not None else 1
-        meta = run.metadata.model_copy(update={"resource_version": str(rv)})
+    def _store(self, key: RunKey, run: BurnInRun, previous: BurnInRun | None) -> BurnInRun:
+        meta = run.metadata.model_copy(update={"resource_version": self._next_version(previous)})
         stored = run.model_copy(update={"metadata": meta})
-        self._write(path, stored)
+        self._save(key, stored)
         return stored
 
     @staticmethod
@@ -99,24 +98,201 @@ class FileRunStore:
             raise Conflict(f"BurnInRun {run.name} was modified; re-read it")
         return stored
 
-    # -- the store ------------------------------------------------------------------------------
     def create_run(self, run: BurnInRun) -> BurnInRun:
-        """Store a new run (creationTimestamp and generation filled when missing); a run of
-        that name already stored is a :class:`Conflict`."""
-        namespace = run.metadata.namespace or "default"
-        update: dict[str, object] = {"namespace": namespace}
+        """Store a new run (namespace, creationTimestamp and generation filled when missing);
+        a run of that name already stored is a :class:`Conflict`."""
+        update: dict[str, object] = {"namespace": run.metadata.namespace or "default"}
         if run.metadata.creation_timestamp is None:
             update["creation_timestamp"] = self.now()
         if run.metadata.generation is None:
             update["generation"] = 1
         run = run.model_copy(update={"metadata": run.metadata.model_copy(update=update)})
-        with self._locked(namespace, run.name) as path:
-            if path.exists():
+        key = self._key(run)
+        with self._locked(key):
+            if self._load(key) is not None:
                 raise Conflict(f"BurnInRun {run.name} already exists")
-            return self._store(path, run, None)
+            return self._store(key, run, None)
+
+    def put_run(self, run: BurnInRun) -> BurnInRun:
+        """Store ``run`` over whatever is stored under its name, as a user replacing the object
+        does (``kubectl replace``); not a write the engine makes, so nothing is checked."""
+        key = self._key(run)
+        with self._locked(key):
+            return self._store(key, run, self._load(key))
 
     def get_run(self, namespace: str, name: str) -> BurnInRun | None:
-        return self._read(self._path(namespace, name))
+        return self._load((namespace or "default", name))
+
+    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        key = self._key(run)
+        with self._locked(key):
+            stored = self._check(run, self._load(key))
+            return self._store(key, stored.model_copy(update={"status": status}), stored)
+
+    def write_metadata(
+        self,
+        run: BurnInRun,
+        *,
+        annotations: Mapping[str, str | None] | None = None,
+        finalizers: Sequence[str] | None = None,
+    ) -> BurnInRun:
+        key = self._key(run)
+        with self._locked(key):
+            stored = self._check(run, self._load(key))
+            old = stored.metadata
+            meta = old.model_copy(
+                update={
+                    "annotations": apply_annotations(old.annotations, annotations) or None,
+                    "finalizers": list(finalizers) if finalizers is not None else old.finalizers,
+                }
+            )
+            updated = stored.model_copy(update={"metadata": meta})
+            if meta.deletion_timestamp is not None and not meta.finalizers:
+                self._drop(key)  # the last finalizer gone: the delete completes
+                return updated
+            return self._store(key, updated, stored)
+
+    def delete_run(self, namespace: str, name: str) -> None:
+        """Delete the run; one with finalizers is only marked (deletionTimestamp) until the
+        engine removes them."""
+        key = (namespace or "default", name)
+        with self._locked(key):
+            stored = self._load(key)
+            if stored is None:
+                return
+            if not stored.metadata.finalizers:
+                self._drop(key)
+            elif stored.metadata.deletion_timestamp is None:
+                meta = stored.metadata.model_copy(update={"deletion_timestamp": self.now()})
+                self._store(key, stored.model_copy(update={"metadata": meta}), stored)
+
+    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
+        return self.profiles.get(name)
+
+    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
+        return self.tests
+
+
+class MemoryRunStore(StoredRuns):
+    """Runs in a dict, gone with the process; resourceVersions from one counter, as one API
+    server's are."""
+
+    def __init__(
+        self,
+        *,
+        now: Callable[[], datetime] = _utc_now,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+    ) -> None:
+        super().__init__(now=now, profiles=profiles, tests=tests)
+        self.runs: dict[RunKey, BurnInRun] = {}
+        self._version = 0
+
+    def _locked(self, key: RunKey) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()  # one process, one thread: nothing to exclude
+
+    def _load(self, key: RunKey) -> BurnInRun | None:
+        return self.runs.get(key)
+
+    def _save(self, key: RunKey, run: BurnInRun) -> None:
+        self.runs[key] = run
+
+    def _drop(self, key: RunKey) -> None:
+        self.runs.pop(key, None)
+
+    def _next_version(self, previous: BurnInRun | None) -> str:
+        self._version += 1
+        return str(self._version)
+
+    def list_runs(self) -> list[BurnInRun]:
+        return list(self.runs.values())
+
+
+class FileRunStore(StoredRuns):
+    """Runs as files under ``root`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        now: Callable[[], datetime] = _utc_now,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+    ) -> None:
+        super().__init__(now=now, profiles=profiles, tests=tests)
+        self.root = Path(root)
+        self._seen: dict[Path, tuple[Signature, BurnInRun]] = {}
+
+    def path(self, namespace: str, name: str) -> Path:
+        """The file that holds ``namespace/name``."""
+        return self.root / (namespace or "default") / f"{name}{SUFFIX}"
+
+    @contextmanager
+    def _locked(self, key: RunKey) -> Iterator[None]:
+        path = self.path(*key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @staticmethod
+    def _signature(path: Path) -> Signature | None:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _read(self, path: Path) -> BurnInRun | None:
+        signature = self._signature(path)
+        seen = self._seen.get(path)
+        if signature is None:
+            self._seen.pop(path, None)
+            return None
+        if seen is not None and seen[0] == signature:
+            return seen[1]  # the version this store last read or wrote: not parsed again
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None  # deleted between the stat and the read
+        run = BurnInRun.model_validate_json(text)
+        # The signature of the file actually read: a rename in between changes the inode.
+        after = self._signature(path)
+        if after is not None:
+            self._seen[path] = (after, run)
+        return run
+
+    def _load(self, key: RunKey) -> BurnInRun | None:
+        return self._read(self.path(*key))
+
+    def _save(self, key: RunKey, run: BurnInRun) -> None:
+        path = self.path(*key)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(run.model_dump_json(by_alias=True, exclude_none=True))
+                out.flush()
+                os.fsync(out.fileno())
+                signature = os.fstat(out.fileno())
+            os.replace(tmp, path)  # atomic: readers see the old file or the new, never half
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            self._seen.pop(path, None)
+            raise
+        self._seen[path] = ((signature.st_ino, signature.st_size, signature.st_mtime_ns), run)
+
+    def _drop(self, key: RunKey) -> None:
+        path = self.path(*key)
+        path.unlink(missing_ok=True)
+        self._seen.pop(path, None)
+
+    def _next_version(self, previous: BurnInRun | None) -> str:
+        # Per run, as the file holds no counter of its own; a re-created name starts again at
+        # 1, and the engine keys what it remembers by uid as well.
+        return str(int(previous.metadata.resource_version or 0) + 1) if previous else "1"
 
     def list_runs(self) -> list[BurnInRun]:
         if not self.root.is_dir():
@@ -129,52 +305,3 @@ class FileRunStore:
             if run is not None:
                 found.append(run)
         return found
-
-    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-        namespace = run.metadata.namespace or "default"
-        with self._locked(namespace, run.name) as path:
-            stored = self._check(run, self._read(path))
-            return self._store(path, stored.model_copy(update={"status": status}), stored)
-
-    def write_metadata(
-        self,
-        run: BurnInRun,
-        *,
-        annotations: Mapping[str, str | None] | None = None,
-        finalizers: Sequence[str] | None = None,
-    ) -> BurnInRun:
-        namespace = run.metadata.namespace or "default"
-        with self._locked(namespace, run.name) as path:
-            stored = self._check(run, self._read(path))
-            old = stored.metadata
-            meta = old.model_copy(
-                update={
-                    "annotations": apply_annotations(old.annotations, annotations) or None,
-                    "finalizers": list(finalizers) if finalizers is not None else old.finalizers,
-                }
-            )
-            updated = stored.model_copy(update={"metadata": meta})
-            if meta.deletion_timestamp is not None and not meta.finalizers:
-                path.unlink(missing_ok=True)  # the last finalizer gone: the delete completes
-                return updated
-            return self._store(path, updated, stored)
-
-    def delete_run(self, namespace: str, name: str) -> None:
-        """Delete the run; one with finalizers is only marked (deletionTimestamp) until the
-        engine removes them."""
-        with self._locked(namespace, name) as path:
-            stored = self._read(path)
-            if stored is None:
-                return
-            if stored.metadata.finalizers:
-                if stored.metadata.deletion_timestamp is None:
-                    meta = stored.metadata.model_copy(update={"deletion_timestamp": self.now()})
-                    self._store(path, stored.model_copy(update={"metadata": meta}), stored)
-                return
-            path.unlink(missing_ok=True)
-
-    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
-        return self.profiles.get(name)
-
-    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
-        return self.tests

@@ -28,7 +28,7 @@ from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import apply_annotations, selector_matches
 from glimmer.backends.common.delivery import SinkDelivery
-from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.common.run_store import MemoryRunStore, RunKey, StoredRuns
 from glimmer.backends.sim.faults import (
     EVICTED_MESSAGE,
     INSUFFICIENT_GPU,
@@ -37,7 +37,6 @@ from glimmer.backends.sim.faults import (
 )
 from glimmer.contract.kinds import burst_only
 from glimmer.engine.backend import (
-    Conflict,
     Delivery,
     ExecPhase,
     Execution,
@@ -140,7 +139,7 @@ class SimBackend:
         profiles: Mapping[str, BurnInProfile] | None = None,
         tests: Mapping[str, BurnInTestSpec] | None = None,
         sinks: SinkSet | None = None,
-        store: FileRunStore | None = None,
+        store: StoredRuns | None = None,
     ) -> None:
         self.nodes: dict[str, NodeView] = {n.name: n for n in nodes}
         self.runner = runner
@@ -150,18 +149,15 @@ class SimBackend:
         self.faults = tuple(faults)
         self.profiles: dict[str, BurnInProfile] = dict(profiles or {})
         self.tests: dict[str, BurnInTestSpec] = dict(tests or {})
-        self.runs: dict[tuple[str, str], BurnInRun] = {}
-        # Runs kept as files instead of in ``runs`` (they outlive the process); on the
-        # simulator's clock, so deletion timestamps are virtual like everything else.
-        self.store = store
-        if store is not None:
-            store.now = self.now
+        # Runs in memory unless a store is given (files: they outlive the process); on the
+        # simulator's clock either way, so creation and deletion timestamps are virtual.
+        self.store: StoredRuns = store if store is not None else MemoryRunStore()
+        self.store.now = self.now
         self.delivery = SinkDelivery(sinks)
         self.services: dict[str, Rendezvous] = {}
         self.log_unavailable: set[str] = set()  # execution names whose log cannot be read
         self.events_processed = 0
         self.touched: set[str] = set()  # run uids whose executions changed (cleared by drivers)
-        self._rv = 0
         self._submitted = 0
         self._seq = 0
         self._events: list[_Event] = []
@@ -412,7 +408,8 @@ class SimBackend:
 
     # -- the resources ------------------------------------------------------------------------
     def submit(self, run: BurnInRun) -> BurnInRun:
-        """Create a run (uid, creationTimestamp and generation filled when missing)."""
+        """Create a run (uid, creationTimestamp and generation filled when missing); a run of
+        that name already stored is replaced by it, as a user's edit replaces the object."""
         meta = run.metadata
         update: dict[str, object] = {}
         if not meta.uid:
@@ -426,40 +423,23 @@ class SimBackend:
         if not meta.namespace:
             update["namespace"] = "default"
         run = run.model_copy(update={"metadata": meta.model_copy(update=update)})
-        if self.store is not None:
-            return self.store.create_run(run)
-        return self._store(run)
+        if self.store.get_run(run.metadata.namespace or "default", run.name) is not None:
+            return self.store.put_run(run)  # an edit of a stored run, as `kubectl apply` makes
+        return self.store.create_run(run)
 
-    def _store(self, run: BurnInRun) -> BurnInRun:
-        self._rv += 1
-        meta = run.metadata.model_copy(update={"resource_version": str(self._rv)})
-        run = run.model_copy(update={"metadata": meta})
-        self.runs[(meta.namespace or "default", run.name)] = run
-        return run
+    @property
+    def runs(self) -> dict[RunKey, BurnInRun]:
+        """The runs held in memory, by (namespace, name); a backend over files holds none."""
+        return self.store.runs if isinstance(self.store, MemoryRunStore) else {}
 
     def get_run(self, namespace: str, name: str) -> BurnInRun | None:
-        if self.store is not None:
-            return self.store.get_run(namespace, name)
-        return self.runs.get((namespace, name))
+        return self.store.get_run(namespace, name)
 
     def list_runs(self) -> list[BurnInRun]:
-        if self.store is not None:
-            return self.store.list_runs()
-        return list(self.runs.values())
-
-    def _current(self, run: BurnInRun) -> BurnInRun:
-        stored = self.runs.get((run.metadata.namespace or "default", run.name))
-        if stored is None or stored.metadata.uid != run.metadata.uid:
-            raise NotFound(f"BurnInRun {run.name} not found")
-        if stored.metadata.resource_version != run.metadata.resource_version:
-            raise Conflict(f"BurnInRun {run.name} was modified; re-read it")
-        return stored
+        return self.store.list_runs()
 
     def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-        if self.store is not None:
-            return self.store.write_status(run, status)
-        stored = self._current(run)
-        return self._store(stored.model_copy(update={"status": status}))
+        return self.store.write_status(run, status)
 
     def write_metadata(
         self,
@@ -468,45 +448,19 @@ class SimBackend:
         annotations: Mapping[str, str | None] | None = None,
         finalizers: Sequence[str] | None = None,
     ) -> BurnInRun:
-        if self.store is not None:
-            written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
-            if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
-                self._forget(written)
-            return written
-        stored = self._current(run)
-        meta = stored.metadata.model_copy(
-            update={
-                "annotations": apply_annotations(stored.metadata.annotations, annotations) or None,
-                "finalizers": list(finalizers)
-                if finalizers is not None
-                else stored.metadata.finalizers,
-            }
-        )
-        updated = stored.model_copy(update={"metadata": meta})
-        if meta.deletion_timestamp is not None and not meta.finalizers:
-            self._forget(updated)
-            return updated
-        return self._store(updated)
+        written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
+        if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
+            self._forget(written)  # the delete completed: its executions and outbox go with it
+        return written
 
     def delete_run(self, namespace: str, name: str) -> None:
-        if self.store is not None:
-            held = self.store.get_run(namespace, name)
-            self.store.delete_run(namespace, name)
-            if held is not None and not held.metadata.finalizers:
-                self._forget(held)
-            return
-        run = self.runs.get((namespace, name))
-        if run is None:
-            return
-        if run.metadata.finalizers:
-            meta = run.metadata.model_copy(update={"deletion_timestamp": self.now()})
-            self._store(run.model_copy(update={"metadata": meta}))
-        else:
-            self._forget(run)
+        held = self.store.get_run(namespace, name)
+        self.store.delete_run(namespace, name)
+        if held is not None and not held.metadata.finalizers:
+            self._forget(held)
 
     def _forget(self, run: BurnInRun) -> None:
         self.delivery.forget_run(run.metadata.uid or "")
-        self.runs.pop((run.metadata.namespace or "default", run.name), None)
         self._runs_exec.pop(run.metadata.uid or "", None)  # owned executions go with it
 
     def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.run_store import StoredRuns
 from glimmer.backends.sim.backend import Runner, RunnerReply, RunnerRequest, SimBackend
 from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.engine.backend import NodeView
@@ -88,9 +89,11 @@ def fleet_backend(
     profiles: Mapping[str, BurnInProfile] | None = None,
     tests: Mapping[str, BurnInTestSpec] | None = None,
     sinks: SinkSet | None = None,
+    store: StoredRuns | None = None,
 ) -> SimBackend:
     """A simulator backend whose nodes are ``twin``'s fleet and whose clock starts at the
-    twin's epoch; hardware faults live in the twin, machinery faults in ``faults``."""
+    twin's epoch; hardware faults live in the twin, machinery faults in ``faults``; runs in
+    ``store`` (default: in memory)."""
     return SimBackend(
         fleet_nodes(twin.topo),
         runner=fleet_runner(twin),
@@ -100,4 +103,5 @@ def fleet_backend(
         profiles=profiles,
         tests=tests,
         sinks=sinks,
+        store=store,
     )
