@@ -46,27 +46,40 @@ class BuildContext:
 
 
 class Claims:
-    """The global uniqueness ledger (§1.3): each (class, value) may be claimed once per fleet."""
+    """The global uniqueness ledger (§1.3): each (class, value) may be claimed once per fleet.
+
+    One dict per class, keyed by the value itself: a ledger keyed by (class, value) tuples
+    built and hashed a fresh tuple per claim, and at 100k GPUs its one table of some 600k
+    entries outgrew the CPU caches, so each claim cost more the bigger the fleet."""
 
     def __init__(self, ctx: BuildContext) -> None:
         self._ctx = ctx
-        self._seen: dict[tuple[str, str], str] = {}
+        self._seen: dict[str, dict[str, str]] = {}
 
     def claim(self, cls: str, value: str, path: str) -> None:
         """Record ``value`` of class ``cls`` at ``path``; empty values are never claimed."""
         if not value:
             return
-        first = self._seen.get((cls, value))
+        seen = self._seen.setdefault(cls, {})
+        first = seen.get(value)
         if first is not None:
             raise self._ctx.error(path, f"duplicate {cls} {value} (also {first})")
-        self._seen[(cls, value)] = path
+        seen[value] = path
 
     def claim_many(self, cls: str, values: list[str], paths: list[str]) -> None:
-        """Bulk form of :meth:`claim` for generated identities (one dict pass, no per-item call)."""
-        seen = self._seen
+        """Bulk form of :meth:`claim` for generated identities: the values go into a dict in one
+        C-level pass; only when that shows a clash (a repeat among them, or one already claimed)
+        are they walked one by one, so the error names the same first clash :meth:`claim` would."""
+        seen = self._seen.setdefault(cls, {})
+        fresh = dict(zip(values, paths, strict=True))
+        fresh.pop("", None)
+        claimed = len(values) - values.count("")
+        if len(fresh) == claimed and fresh.keys().isdisjoint(seen):
+            seen.update(fresh)
+            return
         for value, path in zip(values, paths, strict=True):
             if value:
-                if (cls, value) in seen:
-                    first = seen[(cls, value)]
+                first = seen.get(value)
+                if first is not None:
                     raise self._ctx.error(path, f"duplicate {cls} {value} (also {first})")
-                seen[(cls, value)] = path
+                seen[value] = path
