@@ -242,6 +242,16 @@ class ExecutionSet(Protocol):
     def __iter__(self) -> Iterator[Execution]: ...
 
 
+class ExecutionChanges(Protocol):
+    """What an :class:`ExecutionSet` may offer besides (optional; the engine asks for it by
+    name and reads every live execution when it is absent): which executions changed."""
+
+    def changed_since(self, mark: int | None) -> tuple[int, Sequence[str]]:
+        """A new mark, and the names of the executions that were created, changed or removed
+        after ``mark`` was handed out (with None: none, only the mark to ask with next)."""
+        ...
+
+
 class ExecutionIndex:
     """An :class:`ExecutionSet` over a list, for backends that list and filter."""
 

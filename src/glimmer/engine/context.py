@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.result import TestResult
@@ -72,9 +73,10 @@ class Pass:
     def uid(self) -> str:
         return self.run.metadata.uid or ""
 
-    @property
+    @cached_property
     def owner(self) -> str:
-        """The cordon stamp of this run: ``<namespace>/<name>/<uid>``."""
+        """The cordon stamp of this run: ``<namespace>/<name>/<uid>`` (made once a pass: a
+        pass's writes never change the run's identity)."""
         return f"{self.namespace}/{self.run.name}/{self.uid}"
 
     def __post_init__(self) -> None:

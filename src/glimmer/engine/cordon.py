@@ -123,13 +123,34 @@ def release_idle(ctx: Pass) -> None:
         release_node(ctx, name)
 
 
+# A run on at most this many nodes (a Pair sweep's runs have two) reads just the nodes it could
+# have stamped; a larger one lists the fleet once, which on an API server is one call, not one
+# per node. Either way a sweep of many small runs no longer lists the whole fleet per run.
+FEW_NODES = 64
+
+
+def _stampable(ctx: Pass) -> list[NodeView]:
+    """The nodes that may carry this run's stamp: a run stamps only its plan's targets (and
+    the status names what it cordoned), so a small run reads those; without a plan (an
+    unreadable one) every node is listed."""
+    names = dict.fromkeys(ctx.plan.targets)
+    if not names:
+        return ctx.backend.list_nodes()
+    names.update(dict.fromkeys(ctx.run.status.cordoned_nodes or () if ctx.run.status else ()))
+    if len(names) > FEW_NODES:
+        return ctx.backend.list_nodes()
+    found = (ctx.backend.get_node(name) for name in names)
+    return [node for node in found if node is not None]
+
+
 def account_stamps(ctx: Pass) -> None:
     """Resume: a node carrying this run's stamp that the status does not list was cordoned by a
     pass that stopped before its status write. Adopt it when the run has work there (it is
     held from now on, and recorded by this pass's write); release it at once otherwise, before
     anything new is cordoned, so it neither idles until teardown nor costs a slot."""
-    for node in ctx.backend.list_nodes():
-        if node.name in ctx.cordoned or node.annotations.get(CORDON_OWNER) != ctx.owner:
+    owner = ctx.owner
+    for node in _stampable(ctx):
+        if node.name in ctx.cordoned or node.annotations.get(CORDON_OWNER) != owner:
             continue
         if node.name in ctx.busy:
             ctx.cordoned.add(node.name)
@@ -138,9 +159,11 @@ def account_stamps(ctx: Pass) -> None:
 
 
 def release_all(ctx: Pass) -> None:
-    """Terminal and deleted paths: find our stamps by scanning every node (so a cordon placed
-    by a pass that crashed before recording it is found too), release them, hold nothing."""
-    for node in ctx.backend.list_nodes():
-        if node.annotations.get(CORDON_OWNER) == ctx.owner:
+    """Terminal and deleted paths: find our stamps on every node the run may have stamped (so a
+    cordon placed by a pass that crashed before recording it is found too), release them, hold
+    nothing."""
+    owner = ctx.owner
+    for node in _stampable(ctx):
+        if node.annotations.get(CORDON_OWNER) == owner:
             _unstamp(ctx, node)
     ctx.cordoned.clear()

@@ -12,11 +12,12 @@ pass instead of waiting for a slot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
+from typing import cast
 
 from glimmer.api.pinned import PlannedTest
 from glimmer.contract.vocab import TERMINAL_PHASES, Scope
-from glimmer.engine.backend import Execution
+from glimmer.engine.backend import Execution, ExecutionChanges
 from glimmer.engine.book import is_terminal
 from glimmer.engine.context import Pass
 from glimmer.engine.cordon import account_stamps, release_idle
@@ -38,14 +39,19 @@ def _unrecorded(ctx: Pass, execution: Execution) -> bool:
     return ctx.book.get(execution.spec.test, _unit_key(execution)) is None
 
 
-def _seed_busy(ctx: Pass, live: Sequence[Execution]) -> None:
-    busy: set[str] = set()
-    for execution in live:
-        spec = execution.spec
-        if spec.unit_nodes:
-            busy.update(spec.unit_nodes)
-        else:
-            busy.add(spec.node)
+def _seed_busy(ctx: Pass, live: Iterable[Execution], loaded: Collection[str] | None) -> None:
+    """``loaded``: the nodes of the live executions when the watch keeps them counted."""
+    busy: set[str]
+    if loaded is not None:
+        busy = set(loaded)
+    else:
+        busy = set()
+        for execution in live:
+            spec = execution.spec
+            if spec.unit_nodes:
+                busy.update(spec.unit_nodes)
+            else:
+                busy.add(spec.node)
     # Only an execution the engine created, or saw live, while its unit had no result can be
     # unrecorded: an engine that knows which those are looks only at them (a 1,024-node run
     # otherwise walks every execution it ever made on every pass); one that does not (a fresh
@@ -61,7 +67,7 @@ def _seed_busy(ctx: Pass, live: Sequence[Execution]) -> None:
     ctx.busy = busy
 
 
-def _watched(ctx: Pass, names: set[str], live: Sequence[Execution]) -> list[Execution]:
+def _watched(ctx: Pass, names: set[str], live: Iterable[Execution]) -> list[Execution]:
     found = [ctx.executions.get(name) for name in names]
     if not ctx.reused:
         # The status may have been written by another engine: its live executions without a
@@ -82,7 +88,7 @@ def _is_unrecorded(ctx: Pass, name: str) -> bool:
     return execution is not None and _unrecorded(ctx, execution)
 
 
-def _condemn_stale(ctx: Pass, live: Sequence[Execution]) -> None:
+def _condemn_stale(ctx: Pass, live: Iterable[Execution]) -> None:
     """A live execution whose attempt the status already closed (its record is durable) is
     left over from a pass that stopped before its kill: condemn it again. A unit asleep has
     its open attempt's own execution, unchanged: it is not looked at."""
@@ -102,19 +108,44 @@ def _condemn_stale(ctx: Pass, live: Sequence[Execution]) -> None:
             ctx.condemn(execution)
 
 
-def _wake(ctx: Pass) -> None:
+def _wake(ctx: Pass, changed: Collection[str] | None) -> None:
     """Wake the sleeping units that something happened to since the engine's last pass: their
-    execution changed (or vanished), their result changed, or their wake time came."""
+    execution changed (or vanished), their result changed, or their wake time came.
+    ``changed``: the executions the watch re-read (None: not known, so every sleeping unit's
+    execution is compared with the one it was left with)."""
     sleepers = ctx.memory.sleepers
     if not sleepers:
         return
     sleepers.wake_due(ctx.now)
+    if changed is not None:
+        for name in changed:
+            sleepers.wake_execution(name)
+        return
     for name in list(sleepers.executions()):
         key = sleepers.by_execution[name]
         seen = ctx.executions.get(name)
         left = sleepers.units[key].execution
         if seen is not left and seen != left:
             sleepers.wake(key)
+
+
+def _observe_live(
+    ctx: Pass,
+) -> tuple[Collection[Execution], Collection[str] | None, Collection[str] | None]:
+    """The live executions, their nodes when counted, and the names that changed since the
+    engine's last pass (None: not known). See :mod:`.watch`."""
+    feed = getattr(ctx.executions, "changed_since", None)
+    if feed is None:
+        return ctx.executions.live(), None, None
+    changes = cast(ExecutionChanges, ctx.executions)
+    watch = ctx.memory.watch
+    if not ctx.reused or watch.mark is None:
+        mark, _ = changes.changed_since(None)
+        watch.reset(mark, ctx.executions.live())
+        return watch.live.values(), watch.nodes.keys(), None
+    mark, names = changes.changed_since(watch.mark)
+    changed = watch.refresh(mark, names, ctx.executions)
+    return watch.live.values(), watch.nodes.keys(), changed
 
 
 def _fail_fast_stop(ctx: Pass) -> bool:
@@ -152,8 +183,8 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
         ctx.pending = True  # nodes still to start, no slot (or no launching) now
         return True
     distinct = ctx.units.distinct
-    start = _cursor(ctx, test, distinct)
-    for node in distinct[start:]:
+    for at in range(_cursor(ctx, test, distinct), len(distinct)):  # no copy of the rest
+        node = distinct[at]
         if node in settled or node in ctx.busy:
             continue  # settled, or in hand (held, or launched by this very walk)
         if not ctx.launch or len(ctx.busy) >= ctx.cap:
@@ -188,12 +219,17 @@ def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
 
 def execute(ctx: Pass) -> None:
     """Sweep the plan; the flags on ``ctx`` say what was found."""
-    live = ctx.executions.live()
-    _wake(ctx)
-    _seed_busy(ctx, live)
+    live, loaded, changed = _observe_live(ctx)
+    _wake(ctx, changed)
+    _seed_busy(ctx, live, loaded)
     if ctx.audit_stamps:
         account_stamps(ctx)
-    _condemn_stale(ctx, live)
+    if changed is None:
+        _condemn_stale(ctx, live)
+    else:
+        # Over the status this engine wrote, only an execution that changed can be stale.
+        watched = ctx.memory.watch.live
+        _condemn_stale(ctx, [watched[n] for n in changed if n in watched])
     for index, test in enumerate(ctx.plan.tests):
         if _fail_fast_stop(ctx):
             break

@@ -16,7 +16,8 @@ again under the same name starts afresh):
 * quiet notes (see :mod:`.node_unit`), each dropped once it no longer holds, and the units
   asleep (:mod:`.sleep`), which a pass does not visit — both only while the index is reused;
 * per Node test, how far its targets have all been started (a cursor, so a pass does not walk
-  the targets it started long ago);
+  the targets it started long ago), and the live executions with the substrate's mark they
+  are current to (:mod:`.watch`);
 * execution names already computed (a hash each), bounded;
 * whether the run's stamps were accounted for and which executions may still be unrecorded.
 
@@ -38,6 +39,7 @@ from glimmer.engine.backend import Execution, NodeView
 from glimmer.engine.book import Index
 from glimmer.engine.names import execution_name
 from glimmer.engine.sleep import Sleepers
+from glimmer.engine.watch import LiveWatch
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.units import PlanUnits
 
@@ -75,6 +77,7 @@ class RunMemory:
     quiet: dict[tuple[str, str], Quiet] = field(default_factory=dict)
     sleepers: Sleepers = field(default_factory=Sleepers)
     cursor: dict[str, int] = field(default_factory=dict)  # Node test -> targets all started
+    watch: LiveWatch = field(default_factory=LiveWatch)  # the live executions, see .watch
     names: dict[NameKey, str] = field(default_factory=dict)
     audited: bool = False  # the run's stamps were accounted for by this engine
     unrecorded: set[str] | None = None  # see execute._seed_busy
@@ -97,6 +100,7 @@ class RunMemory:
         self.index = None
         self.sleepers.clear()
         self.cursor.clear()
+        self.watch.clear()
 
     def wrote(self, run: BurnInRun, index: Index) -> None:
         self.version = run.metadata.resource_version

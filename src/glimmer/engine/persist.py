@@ -32,6 +32,7 @@ def kill_condemned(ctx: Pass) -> None:
     """Delete what the pass condemned; only ever called after the status write."""
     for name in sorted(ctx.condemned):
         ctx.backend.delete_execution(ctx.namespace, name)
+    ctx.memory.watch.touch(ctx.condemned.keys())  # re-read next pass: gone, or going
     ctx.condemned.clear()
 
 

@@ -93,7 +93,8 @@ class Engine:
     def _finish(self, run: BurnInRun) -> Outcome:
         """The deleted and terminal paths: nothing of them is remembered."""
         if run.metadata.deletion_timestamp is not None:
-            return deleted_path(self._pass(run, empty_plan()))
+            # The plan says which nodes the run may have stamped (an unreadable one: any).
+            return deleted_path(self._pass(run, _plan_or_empty(run)))
         return terminal_path(self._pass(run, _plan_or_empty(run)))
 
     def _plan(self, memory: RunMemory, value: str) -> PlanDocument:
@@ -128,6 +129,7 @@ class Engine:
         if ctx.unrecorded is not None:
             memory.unrecorded = unrecorded_after(ctx)
         memory.sleepers.wake_all(ctx.book.changed)  # a unit whose result changed is visited
+        memory.watch.touch(ctx.created)
         return outcome, ctx
 
 
