@@ -165,12 +165,15 @@ def drive_schedules(
     say: Say = print,
 ) -> Tally:
     """Reconcile the schedules and their runs on the backend's virtual clock until the bound
-    is reached and every started run has settled."""
+    is reached and every started run has settled: the one virtual-clock driver, with the
+    schedules' ticks beside the runs' passes."""
     end = backend.t + until
     tally = Tally()
     schedule_wake = [backend.t] * len(stores)
     runs = SIM.run_wakes(max_retries=MAX_RUN_RETRIES)
-    while True:
+
+    def fire_due() -> float:
+        """The schedules due now decide and fire; when the next one is due (inf: never)."""
         bounded = backend.t > end or (ticks is not None and tally.ticks >= ticks)
         for i, store in enumerate(stores):
             if schedule_wake[i] > backend.t:
@@ -187,20 +190,23 @@ def drive_schedules(
             after = decision.requeue_after
             schedule_wake[i] = backend.t + after if after is not None else math.inf
             if ticks is not None and tally.ticks >= ticks:
-                schedule_wake = [math.inf] * len(stores)
-        runs.pass_due(backend, engine, lambda run: _verdict(run, say, backend, tally))
+                schedule_wake[:] = [math.inf] * len(stores)
         # Ticks past the bound never fire; runs already started still get their verdict.
-        schedule_wake = [w if w <= end else math.inf for w in schedule_wake]
-        upcoming = min([*schedule_wake, runs.next_wake()], default=math.inf)
-        if upcoming <= backend.t:
-            continue
-        if upcoming == math.inf and not runs.wake:
-            break
-        before = backend.t
-        if not backend.advance(upcoming):
-            break  # nothing can happen any more (a run waiting on a change that never comes)
-        if speed is not None and backend.t > before:
-            time.sleep((backend.t - before) / speed)
+        schedule_wake[:] = [w if w <= end else math.inf for w in schedule_wake]
+        return min(schedule_wake, default=math.inf)
+
+    def pace(seconds: float) -> None:
+        if speed is not None:
+            time.sleep(seconds / speed)
+
+    SIM.drive_virtual(
+        backend,
+        engine,
+        runs,
+        side=fire_due,
+        paced=pace,
+        on_settled=lambda run: _verdict(run, say, backend, tally),
+    )
     return tally
 
 

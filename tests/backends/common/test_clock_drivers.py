@@ -118,3 +118,47 @@ def test_a_run_whose_executions_changed_is_due_at_once() -> None:
     before = wakes.passes
     wakes.pass_due(w.backend, w.engine)
     assert wakes.passes == before + 1
+
+
+class Impatient:
+    """An engine that asks to be called again at once, every time."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reconcile(self, namespace: str, name: str) -> Any:
+        self.calls += 1
+        return type("Outcome", (), {"requeue_after": 0})()
+
+
+def test_a_run_asking_to_be_called_again_at_once_forever_is_stopped_in_every_drive() -> None:
+    w = _world()
+    with pytest.raises(drivers.StuckRun):
+        drivers.drive(w.backend, Impatient(), "default", "run")  # type: ignore[arg-type]
+    engine = Impatient()
+    with pytest.raises(drivers.StuckRun):
+        drivers.drive_many(w.backend, engine, [("default", "run")])  # type: ignore[arg-type]
+    assert engine.calls == drivers.MAX_IMMEDIATE + 1
+
+
+def test_a_wake_up_moved_later_leaves_no_earlier_wake_behind() -> None:
+    wakes = RunWakes()
+    wakes.add(("default", "a"), 10.0)
+    wakes.add(("default", "b"), 20.0)
+    wakes.add(("default", "a"), 30.0)  # asked again, later: the 10 s entry is stale
+    assert wakes.next_wake() == 20.0
+    wakes.wake[("default", "b")] = float("inf")  # left alone until its executions change
+    assert wakes.next_wake() == 30.0
+
+
+def test_a_torn_down_run_whose_sink_never_answers_is_dropped_after_the_grace() -> None:
+    healthy = _world()
+    delivered = drivers.drive(healthy.backend, healthy.engine, "default", "run")
+    w = _world()
+    w.backend.sinks_ok = False  # every delivery fails: the verdict is never delivered
+    grace = 1800.0
+    done = drivers.drive(w.backend, w.engine, "default", "run", delivery_grace=grace)
+    assert drivers.torn_down(done.run) and not settled(done.run)
+    assert done.run.status.phase is delivered.run.status.phase is Phase.FAILED
+    # Driven to the same verdict, then re-sent for the grace and no longer.
+    assert done.simulated_seconds == pytest.approx(delivered.simulated_seconds + grace, abs=1.0)

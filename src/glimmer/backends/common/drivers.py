@@ -2,11 +2,13 @@
 
 Two clocks, one driver each:
 
-* the **virtual clock** (the simulator): reconcile, then jump the clock straight to whichever
-  comes first — the next substrate event or the wake-up the pass asked for — and never sleep.
-  A pass that asks to be called again at once is called again at the same instant.
-  :func:`drive` drives one run, :func:`drive_many` several side by side; both, and the
-  schedule command, keep their runs' wake-ups in one :class:`RunWakes`;
+* the **virtual clock** (the simulator): :func:`drive_virtual` makes a pass of every run that
+  is due or whose executions changed, then jumps the clock straight to whichever comes first —
+  the next substrate event or the earliest wake-up asked for — and never sleeps. A pass that
+  asks to be called again at once is called again at the same instant. One run
+  (:func:`drive`), several side by side (:func:`drive_many`) and the schedule command (which
+  adds its ticks through ``side``) are all this one loop over one wake-up table,
+  :class:`RunWakes`;
 * the **wall clock** (this host, Slurm): reconcile, then sleep until the wake-up the pass asked
   for, at most ``poll`` seconds (executions change without telling the driver), until the run
   settles (:func:`drive_wall_clock`).
@@ -16,6 +18,7 @@ A run is *settled* when it is terminal, torn down (no finalizer) and its verdict
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +27,7 @@ from typing import Protocol, TypeVar
 
 from glimmer.api.run import BurnInRun
 from glimmer.contract.vocab import Phase
-from glimmer.engine.backend import BackendError, Clock, RunStore
+from glimmer.engine.backend import BackendError, Clock, NotFound, RunStore
 from glimmer.engine.keys import FINALIZER, PENDING_DELIVERY_ANNOTATION
 from glimmer.engine.reconciler import TERMINAL_RUN_PHASES, Engine
 
@@ -82,6 +85,162 @@ def settled(run: BurnInRun) -> bool:
     return torn_down(run) and PENDING_DELIVERY_ANNOTATION not in (run.metadata.annotations or {})
 
 
+@dataclass
+class RunWakes:
+    """When each driven run next wants a pass (virtual seconds), earliest first in a heap; a
+    run whose executions changed is due at once, and a settled run leaves the table.
+
+    ``max_retries`` failed passes in a row of one run are retried before the failure is raised
+    (0: raised at once). ``delivery_grace``: once a run is torn down with its verdict not yet
+    delivered, it is driven (its envelope re-sent) for at most that many more seconds, so a dead
+    sink never keeps a finished run going."""
+
+    max_retries: int = 0
+    delivery_grace: float = math.inf
+    wake: dict[RunKey, float] = field(default_factory=dict)
+    uid_of: dict[str, RunKey] = field(default_factory=dict)
+    failures: dict[RunKey, int] = field(default_factory=dict)
+    passes: int = 0
+    last: BurnInRun | None = None
+    _heap: list[tuple[float, int, RunKey]] = field(default_factory=list, init=False, repr=False)
+    _seq: int = field(default=0, init=False, repr=False)
+    _immediate: dict[RunKey, int] = field(default_factory=dict, init=False, repr=False)
+    _give_up: dict[RunKey, float] = field(default_factory=dict, init=False, repr=False)
+
+    def add(self, key: RunKey, at: float) -> None:
+        """Drive ``key``; its first pass is due at ``at``."""
+        self._set(key, at)
+
+    def _set(self, key: RunKey, at: float) -> None:
+        self.wake[key] = at
+        if math.isfinite(at):
+            # Entries are never removed: one whose time no longer matches ``wake`` is stale.
+            self._seq += 1
+            heapq.heappush(self._heap, (at, self._seq, key))
+
+    def _current(self, entry: tuple[float, int, RunKey]) -> bool:
+        return self.wake.get(entry[2]) == entry[0]
+
+    def next_wake(self) -> float:
+        """The earliest wake-up asked for (inf: none)."""
+        while self._heap and not self._current(self._heap[0]):
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else math.inf
+
+    def _due(self, t: float) -> list[RunKey]:
+        due = []
+        while self._heap and self._heap[0][0] <= t:
+            entry = heapq.heappop(self._heap)
+            if self._current(entry):
+                due.append(entry[2])
+        return due
+
+    def _drop(self, key: RunKey, run: BurnInRun | None) -> None:
+        self.wake.pop(key, None)
+        self._immediate.pop(key, None)
+        self._give_up.pop(key, None)
+        self.failures.pop(key, None)
+        self.last = run or self.last
+
+    def pass_due(
+        self,
+        backend: VirtualClock,
+        engine: Engine,
+        on_settled: Callable[[BurnInRun], None] | None = None,
+        on_pass: Callable[[BurnInRun], None] | None = None,
+    ) -> None:
+        """One pass of every run due now or touched since the last call; ``on_pass`` sees each
+        run after its pass, ``on_settled`` each run that settled."""
+        due = self._due(backend.t)
+        due += [self.uid_of[u] for u in backend.touched if self.uid_of.get(u) in self.wake]
+        backend.touched.clear()
+        for key in dict.fromkeys(due):
+            if key not in self.wake:
+                continue
+            if self._give_up.get(key, math.inf) <= backend.t:
+                self._drop(key, backend.get_run(*key))  # the grace is over: left undelivered
+                continue
+            try:
+                outcome = engine.reconcile(*key)
+            except BackendError:
+                # A lost write race: the pass is made again (a bounded number of times).
+                self.failures[key] = self.failures.get(key, 0) + 1
+                if self.failures[key] > self.max_retries:
+                    raise
+                self._set(key, backend.t)
+                continue
+            self.failures.pop(key, None)
+            self.passes += 1
+            run = backend.get_run(*key)
+            if run is not None and on_pass is not None:
+                on_pass(run)
+            if run is None or settled(run):
+                self._drop(key, run)
+                if run is not None and on_settled is not None:
+                    on_settled(run)
+                continue
+            self.last = run
+            self.uid_of[run.metadata.uid or ""] = key
+            self._schedule(key, run, backend.t, outcome.requeue_after)
+
+    def _schedule(self, key: RunKey, run: BurnInRun, t: float, after: float | None) -> None:
+        if after == 0:
+            self._immediate[key] = self._immediate.get(key, 0) + 1
+            if self._immediate[key] > MAX_IMMEDIATE:
+                raise StuckRun(f"BurnInRun {key[1]} asked to be reconciled again at once forever")
+        else:
+            self._immediate.pop(key, None)
+        at = t + after if after is not None else math.inf
+        if math.isfinite(self.delivery_grace) and torn_down(run):
+            # The bound is set once, at the first torn-down pass.
+            give_up = self._give_up.setdefault(key, t + self.delivery_grace)
+            at = min(at, give_up)
+        self._set(key, at)
+
+
+def drive_virtual(
+    backend: VirtualClock,
+    engine: Engine,
+    wakes: RunWakes,
+    *,
+    until: float = math.inf,
+    max_passes: int | None = None,
+    side: Callable[[], float] | None = None,
+    progress: Callable[[], None] | None = None,
+    paced: Callable[[float], None] | None = None,
+    on_settled: Callable[[BurnInRun], None] | None = None,
+    on_pass: Callable[[BurnInRun], None] | None = None,
+) -> None:
+    """The virtual-clock loop: passes of the runs in ``wakes`` that are due or touched, then a
+    jump of the clock to the earliest of the next event and the next wake-up; until every run
+    has left the table, nothing more can happen (a run waiting on a change that never comes),
+    the clock reaches ``until`` or ``max_passes`` passes were made.
+
+    ``side`` is called first at every instant, for work driven beside the runs (the schedule
+    command's ticks); it answers when it next wants to be called (inf: not again). ``progress``
+    is called after each round of passes, ``paced`` with the virtual seconds of each jump;
+    ``on_pass`` and ``on_settled`` as :meth:`RunWakes.pass_due` calls them."""
+    while True:
+        side_wake = side() if side is not None else math.inf
+        wakes.pass_due(backend, engine, on_settled, on_pass)
+        if progress is not None:
+            progress()
+        if max_passes is not None and wakes.passes >= max_passes:
+            return
+        upcoming = min(side_wake, wakes.next_wake())
+        if upcoming <= backend.t:
+            continue
+        if upcoming == math.inf and not wakes.wake:
+            return
+        before = backend.t
+        if not backend.advance(min(upcoming, until)):
+            return
+        if paced is not None and backend.t > before:
+            paced(backend.t - before)
+        if backend.t >= until:
+            return
+
+
 def drive(
     backend: B,
     engine: Engine,
@@ -96,44 +255,18 @@ def drive(
     """Reconcile ``namespace/name`` until it settles, nothing more can happen (a suspended
     run), or the clock reaches ``until`` seconds. Once the verdict is final and the run torn
     down, a terminal envelope its sinks have not accepted is re-sent for at most
-    ``delivery_grace`` more seconds (a dead webhook must not keep a finished run going)."""
-    start_t = backend.t
-    start_events = backend.events_processed
-    passes = 0
-    immediate = 0
-    run = backend.get_run(namespace, name)
-    conflicts = 0
-    while run is not None:
-        try:
-            outcome = engine.reconcile(namespace, name)
-        except BackendError:
-            # A lost write race or a transient failure: the pass is simply made again.
-            conflicts += 1
-            if conflicts > MAX_RETRIES:
-                raise
-            continue
-        conflicts = 0
-        passes += 1
-        run = backend.get_run(namespace, name) or run
-        if progress is not None:
-            progress(run, backend)
-        if settled(run) or passes >= max_passes:
-            break
-        if math.isfinite(delivery_grace) and torn_down(run):
-            until = min(until, backend.t + delivery_grace)
-            delivery_grace = math.inf  # the bound is set once, at the first torn-down pass
-        if outcome.requeue_after == 0:
-            immediate += 1
-            if immediate > MAX_IMMEDIATE:
-                raise StuckRun(f"BurnInRun {name} asked to be reconciled again at once forever")
-            continue
-        immediate = 0
-        wake = backend.t + outcome.requeue_after if outcome.requeue_after is not None else math.inf
-        if not backend.advance(min(wake, until)) or backend.t >= until:
-            break
-    final = backend.get_run(namespace, name) or run
-    assert final is not None
-    return Drive(final, passes, backend.events_processed - start_events, backend.t - start_t)
+    ``delivery_grace`` more seconds (a dead webhook must not keep a finished run going).
+    A failed pass is made again, at most :data:`MAX_RETRIES` times in a row."""
+    first = backend.get_run(namespace, name)
+    if first is None:
+        raise NotFound(f"BurnInRun {name} not found")
+    start_t, start_events = backend.t, backend.events_processed
+    wakes = RunWakes(max_retries=MAX_RETRIES, delivery_grace=delivery_grace, last=first)
+    wakes.add((namespace, name), backend.t)
+    on_pass = (lambda run: progress(run, backend)) if progress is not None else None
+    drive_virtual(backend, engine, wakes, until=until, max_passes=max_passes, on_pass=on_pass)
+    final = backend.get_run(namespace, name) or wakes.last or first
+    return Drive(final, wakes.passes, backend.events_processed - start_events, backend.t - start_t)
 
 
 def run_to_completion(
@@ -150,61 +283,6 @@ def run_to_completion(
     return drive(backend, engine, namespace, run.name, progress=progress).run
 
 
-@dataclass
-class RunWakes:
-    """When each driven run next wants a pass (virtual seconds); a run whose executions
-    changed is due at once. A settled run leaves the table. ``max_retries`` failed passes in a
-    row of one run are retried before the failure is raised (0: raised at once)."""
-
-    max_retries: int = 0
-    wake: dict[RunKey, float] = field(default_factory=dict)
-    uid_of: dict[str, RunKey] = field(default_factory=dict)
-    failures: dict[RunKey, int] = field(default_factory=dict)
-    passes: int = 0
-    last: BurnInRun | None = None
-
-    def add(self, key: RunKey, at: float) -> None:
-        self.wake[key] = at
-
-    def next_wake(self) -> float:
-        return min(self.wake.values(), default=math.inf)
-
-    def pass_due(
-        self,
-        backend: VirtualClock,
-        engine: Engine,
-        on_settled: Callable[[BurnInRun], None] | None = None,
-    ) -> None:
-        """One pass of every run due now or touched since the last call."""
-        due = [key for key, at in self.wake.items() if at <= backend.t]
-        due += [self.uid_of[u] for u in backend.touched if self.uid_of.get(u) in self.wake]
-        backend.touched.clear()
-        for key in dict.fromkeys(due):
-            if key not in self.wake:
-                continue
-            try:
-                outcome = engine.reconcile(*key)
-            except BackendError:
-                # A lost write race: the pass is made again (a bounded number of times).
-                self.failures[key] = self.failures.get(key, 0) + 1
-                if self.failures[key] > self.max_retries:
-                    raise
-                continue
-            self.failures.pop(key, None)
-            self.passes += 1
-            run = backend.get_run(*key)
-            if run is None or settled(run):
-                self.wake.pop(key, None)
-                self.last = run or self.last
-                if run is not None and on_settled is not None:
-                    on_settled(run)
-                continue
-            self.last = run
-            self.uid_of[run.metadata.uid or ""] = key
-            after = outcome.requeue_after
-            self.wake[key] = backend.t + after if after is not None else math.inf
-
-
 def drive_many(
     backend: B,
     engine: Engine,
@@ -219,16 +297,8 @@ def drive_many(
     wakes = RunWakes()
     for key in names:
         wakes.add(key, backend.t)
-    while wakes.wake:
-        wakes.pass_due(backend, engine)
-        if progress is not None:
-            progress(backend)
-        if not wakes.wake:
-            break
-        if wakes.next_wake() <= backend.t:
-            continue
-        if not backend.advance(wakes.next_wake()):
-            break
+    report = (lambda: progress(backend)) if progress is not None else None
+    drive_virtual(backend, engine, wakes, progress=report)
     assert wakes.last is not None
     return Drive(
         wakes.last, wakes.passes, backend.events_processed - start_events, backend.t - start_t

@@ -17,7 +17,7 @@ from typing import Any
 
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.common.drivers import RunWakes
+from glimmer.backends.common.drivers import RunWakes, drive_virtual
 from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.sim.backend import SimBackend
 from glimmer.backends.sim.driver import Drive, Progress, drive, settled
@@ -131,6 +131,11 @@ class SimEntry:
     def run_wakes(self, max_retries: int = 0) -> RunWakes:
         """The wake-up table of runs driven side by side on the virtual clock."""
         return RunWakes(max_retries=max_retries)
+
+    @property
+    def drive_virtual(self) -> Callable[..., None]:
+        """The one virtual-clock loop, for commands that drive work beside runs (schedules)."""
+        return drive_virtual
 
 
 SIM = SimEntry()
