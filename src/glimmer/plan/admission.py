@@ -67,10 +67,25 @@ def precedes(a: BurnInRun, b: BurnInRun) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _pinned_targets(annotation: str) -> tuple[str, ...]:
+def _pinned_targets(annotation: str) -> frozenset[str]:
     # Admission reads every other run's pinned plan each time a run starts; a plan never
-    # changes once pinned, so its targets are decoded once per annotation value.
-    return tuple(decode_plan(annotation).targets)
+    # changes once pinned, so its targets are decoded once per annotation value, as a set:
+    # a sweep of thousands of runs asks each start whether it shares a node with every other.
+    return frozenset(decode_plan(annotation).targets)
+
+
+def _known_targets(run: BurnInRun) -> frozenset[str] | None:
+    """What :func:`held_targets` answers for ``run`` when no node list is needed to tell: its
+    readable pinned plan's targets, else its ``nodeNames`` (taken verbatim); None when only
+    its selector can say."""
+    pinned = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
+    if pinned is not None:
+        try:
+            return _pinned_targets(pinned)
+        except PlanError:
+            pass
+    names = run.spec.target.node_names
+    return frozenset(names) if names else None
 
 
 def held_targets(run: BurnInRun, nodes: Sequence[NodeInfo]) -> list[str]:
@@ -79,7 +94,7 @@ def held_targets(run: BurnInRun, nodes: Sequence[NodeInfo]) -> list[str]:
     pinned = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
     if pinned is not None:
         try:
-            return list(_pinned_targets(pinned))
+            return list(decode_plan(pinned).targets)
         except PlanError:
             # An unreadable plan will settle that run Error on its next pass; until then its
             # selector is the best account of where it may hold.
@@ -126,13 +141,18 @@ def find_holder(
     nodes: Sequence[NodeInfo],
 ) -> Holder | None:
     """Among the holding runs that precede ``run`` and share a target, the one that itself
-    sorts first; None when the targets are free."""
+    sorts first; None when the targets are free. A run whose known targets miss every one of
+    ours is passed over first, at the cost of one set test (most runs of a sweep)."""
     wanted = list(dict.fromkeys(targets))
+    mine = frozenset(wanted)
     conflicts: list[Holder] = []
     for other in other_runs:
+        known = _known_targets(other)
+        if known is not None and known.isdisjoint(mine):
+            continue
         if _same_run(other, run) or not holds(other) or not precedes(other, run):
             continue
-        theirs = set(held_targets(other, nodes))
+        theirs = known if known is not None else set(held_targets(other, nodes))
         shared = tuple(node for node in wanted if node in theirs)
         if shared:
             conflicts.append(Holder(other, shared))
