@@ -65,8 +65,12 @@ def plain_metavars(command: Any) -> None:
             # Python type beside it.
             param.display_type_rich = _no_type
     _plain_help_option(command)
-    for sub in getattr(command, "commands", {}).values():
-        plain_metavars(sub)
+    subs = getattr(command, "commands", {})
+    # A lazy group (lazy_group.LazyCommands) styles each command as it loads it; walking it
+    # here would load every command module for any one command.
+    if not getattr(subs, "lazy", False):
+        for sub in subs.values():
+            plain_metavars(sub)
 
 
 def _no_type(ctx: Any) -> None:
