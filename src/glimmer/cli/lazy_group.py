@@ -66,6 +66,10 @@ class LazyCommands(Mapping[str, Any]):
             found = self._loaded[name]
         return found
 
+    def __contains__(self, name: object) -> bool:
+        # Mapping's own __contains__ looks the item up, which would load it.
+        return name in self._refs
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._refs)
 
