@@ -1,0 +1,392 @@
+"""Linear at any scale (issue 12, "Done when"): one table of CPU time and peak memory, each case
+in a process of its own, beside its target.
+
+Cases: the ``acceptance`` profile at 1,024, 4,096 and 16,384 nodes (cap 64) with the CPU ratio
+per 4x nodes (target <= 4.4), the 16,384-node run's CPU (<= 90 s) and peak RSS (<= 1.5 GB);
+4,096 nodes at cap 1,024 against cap 64 (<= 1.3x); a ``pair-network`` sweep of 512 and 2,048
+pairs (<= 4.4x for 4x the pairs); ``glimmer certify run`` with ``testScale: diagnose`` and one
+planted NIC fault at 4,096 and 16,384 nodes (<= 4.4x); ``glimmer --version`` (<= 0.3 s).
+
+Fleets are HGX H100 (8 GPUs a node) as ``glimmer fleet generate`` makes them; the engine runs are
+built as ``bench/run_scale.py`` builds its own. CPU is the child's user + system time and RSS its
+peak (``os.wait4``), so a case pays for its imports and its fleet as a user's command does.
+
+It only prints: a slow machine is a finding, not a crash. ``--max-nodes N`` leaves out the cases
+over N nodes (the 16k-node engine runs take minutes); ``--timeout S`` gives up on a case after
+S seconds of wall time and says so in its row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from glimmer.backends.sim.backend import SimBackend
+
+RATIO_TARGET = 4.4  # CPU per 4x the work
+CAP_RATIO_TARGET = 1.3  # cap 1,024 over cap 64
+BIG_CPU_TARGET = 90.0  # seconds, 16,384-node acceptance
+BIG_RSS_TARGET = 1.5e9  # bytes
+VERSION_TARGET = 0.3  # seconds of wall time
+ACCEPTANCE_NODES = (1024, 4096, 16384)
+PAIRS = (512, 2048)
+CERTIFY_NODES = (4096, 16384)
+GPUS_PER_NODE = 8
+TIMEOUT = 3600.0
+HERE = Path(__file__).resolve().parent
+
+DIAGNOSE = """\
+apiVersion: certify.glimmer.ai/v1alpha1
+kind: Certification
+metadata: {name: diagnose, namespace: default}
+spec:
+  target: {}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: diagnose}
+"""
+
+
+# -- the cases, as run in their own process -----------------------------------------------------
+
+
+def _backend(nodes: int) -> SimBackend:
+    """A simulator backend over a generated HGX fleet of ``nodes`` nodes."""
+    from glimmer.backends.sim.fleet import fleet_backend
+    from glimmer.fleet.build import build
+    from glimmer.fleet.generate import generate_fleet
+    from glimmer.sim.twin import FleetSim
+
+    return fleet_backend(FleetSim(build(generate_fleet(nodes * GPUS_PER_NODE, "hgx"))), seed=1)
+
+
+def child_acceptance(nodes: int, cap: int) -> str:
+    """One ``acceptance`` run over ``nodes`` nodes at ``cap``, driven to its verdict."""
+    sys.path.insert(0, str(HERE))
+    from glimmer.backends.sim.driver import drive
+    from glimmer.engine.reconciler import Engine
+    from run_scale import _run
+
+    backend = _backend(nodes)
+    targets = list(backend.nodes)[:nodes]
+    name = f"acceptance-{nodes}"
+    backend.submit(_run(name, "acceptance", targets, cap))
+    result = drive(backend, Engine(backend), "default", name)
+    status = result.run.status
+    phase = status.phase.value if status else "?"
+    return f"{phase}, {result.passes:,} passes"
+
+
+def child_pairs(pairs: int) -> str:
+    """A ``pair-network`` sweep: one run per pair of neighbours, driven together."""
+    sys.path.insert(0, str(HERE))
+    from glimmer.backends.sim.driver import drive_many
+    from glimmer.engine.reconciler import Engine
+    from run_scale import _run
+
+    backend = _backend(2 * pairs)
+    nodes = list(backend.nodes)[: 2 * pairs]
+    keys = []
+    for i in range(pairs):
+        run = backend.submit(_run(f"pair-{i:04d}", "pair-network", nodes[2 * i : 2 * i + 2], 2))
+        keys.append(("default", run.name))
+    result = drive_many(backend, Engine(backend), keys)
+    phases: dict[str, int] = {}
+    for key in keys:
+        got = backend.get_run(*key)
+        phase = got.status.phase.value if got and got.status else "?"
+        phases[phase] = phases.get(phase, 0) + 1
+    shown = ", ".join(f"{n} {p}" for p, n in sorted(phases.items()))
+    return f"{shown}, {result.passes:,} passes"
+
+
+def child_main(argv: Sequence[str]) -> int:
+    kind, *args = argv
+    if kind == "acceptance":
+        note = child_acceptance(int(args[0]), int(args[1]))
+    elif kind == "pairs":
+        note = child_pairs(int(args[0]))
+    else:
+        raise SystemExit(f"unknown case {kind!r}")
+    print(note)
+    return 0
+
+
+# -- measuring a child ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    cpu_s: float
+    wall_s: float
+    rss_bytes: int
+    rc: int
+    out: str
+    timed_out: bool = False
+
+
+def measure(argv: Sequence[str], timeout: float) -> Measured:
+    """Run ``argv`` to its end (or ``timeout`` seconds); its own CPU time and peak RSS."""
+    with tempfile.TemporaryFile("w+") as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, text=True)
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                os.kill(child.pid, signal.SIGKILL)  # the child this function started
+                _, status, usage = os.wait4(child.pid, 0)
+                timed_out = True
+                break
+            time.sleep(0.05)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        text = out.read()
+    return Measured(
+        usage.ru_utime + usage.ru_stime,
+        wall,
+        usage.ru_maxrss * 1024,  # kilobytes on Linux
+        child.returncode,
+        text,
+        timed_out,
+    )
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    case: str
+    got: Measured | None = None  # None: left out (--max-nodes)
+    note: str = ""
+    figure: str = ""
+    target: str = ""
+    met: str = ""
+    derived: bool = False  # a check on the case above, no run of its own
+
+
+def mark(value: float, target: float) -> str:
+    return "yes" if value <= target else "NO"
+
+
+def cpu_of(row: Row) -> float | None:
+    """The row's CPU seconds when its case ran to its end."""
+    got = row.got
+    if got is None or got.timed_out or row.note.startswith("failed"):
+        return None
+    return got.cpu_s
+
+
+def ratio_check(row: Row, base: Row, label: str, target: float) -> None:
+    """Fill ``row``'s figure with its CPU over ``base``'s, against ``target``."""
+    big, small = cpu_of(row), cpu_of(base)
+    row.target = f"<= {target:g}x"
+    if big is None or small is None or small <= 0:
+        row.figure, row.met = f"{label}: -", "-"
+        return
+    ratio = big / small
+    row.figure, row.met = f"{label}: {ratio:.2f}x", mark(ratio, target)
+
+
+def outcome(got: Measured, note: Callable[[Measured], str]) -> str:
+    if got.timed_out:
+        return f"failed: timed out after {got.wall_s:.0f} s"
+    try:
+        return note(got)
+    except (ValueError, KeyError, IndexError) as e:
+        tail = got.out.strip().splitlines()[-1:] or [""]
+        return f"failed: rc {got.rc} ({type(e).__name__}: {tail[0][:60]})"
+
+
+def _engine_note(got: Measured) -> str:
+    if got.rc != 0:
+        raise ValueError("non-zero exit")
+    return got.out.strip().splitlines()[-1]
+
+
+def _certify_note(expect: str) -> Callable[[Measured], str]:
+    def note(got: Measured) -> str:
+        doc = json.loads(got.out)
+        failed = doc["failedNodes"]
+        # The planted fault must be found: exit 1 (not certified), naming that node alone.
+        if got.rc != 1 or failed != [expect]:
+            raise ValueError(f"failed nodes {failed}")
+        return f"{doc['result']}, {failed[0]} named"
+
+    return note
+
+
+def _version_note(got: Measured) -> str:
+    if got.rc != 0:
+        raise ValueError("non-zero exit")
+    return got.out.strip()
+
+
+def human_bytes(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    head = ("case", "CPU s", "wall s", "max RSS", "figure", "target", "met", "outcome")
+    cells = []
+    for r in rows:
+        g = r.got
+        cells.append(
+            (
+                r.case,
+                f"{g.cpu_s:.2f}" if g else "-",
+                f"{g.wall_s:.2f}" if g else "-",
+                human_bytes(g.rss_bytes) if g else "-",
+                r.figure or "-",
+                r.target or "-",
+                r.met or "-",
+                r.note if g or r.derived else f"left out ({r.note})",
+            )
+        )
+    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(len(head))]
+    right = {1, 2, 3}
+
+    def line(c: Sequence[str]) -> str:
+        return "  ".join(
+            x.rjust(w) if i in right else x.ljust(w)
+            for i, (x, w) in enumerate(zip(c, widths, strict=True))
+        ).rstrip()
+
+    print(line(head))
+    print("  ".join("-" * w for w in widths))
+    for c in cells:
+        print(line(c))
+
+
+# -- the whole run --------------------------------------------------------------------------------
+
+
+def _fault_host(doc: dict[str, Any]) -> str:
+    """A node a third of the way into the generated fleet, midway through its pool."""
+    pools = doc["spec"]["pools"]
+    pool = pools[len(pools) // 3]
+    return f"{pool['hostnamePrefix']}-{pool['nodeCount'] // 2:04d}"
+
+
+def certify_case(folder: Path, nodes: int, glimmer: str) -> tuple[list[str], str]:
+    """The ``glimmer certify run`` command of the diagnose case over a generated fleet of
+    ``nodes`` nodes written into ``folder``, and the host its one NIC fault is planted on."""
+    from glimmer.fleet.generate import generate, to_yaml
+
+    cert = folder / "diagnose.yaml"
+    cert.write_text(DIAGNOSE, encoding="utf-8")
+    doc = generate(nodes * GPUS_PER_NODE, "hgx")
+    fleet = folder / f"hgx-{nodes}.yaml"
+    fleet.write_text(to_yaml(doc), encoding="utf-8")
+    host = _fault_host(doc)
+    argv = [glimmer, "certify", "run", "-f", str(cert), "--fleet", str(fleet),
+            "--fault", f"nic_degraded@nic:{host}/ib2", "-o", "json"]  # fmt: skip
+    return argv, host
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-nodes", type=int, default=None, help="leave out bigger cases")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="wall seconds per case")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return child_main(args.child)
+    limit = args.max_nodes if args.max_nodes is not None else math.inf
+    me = [sys.executable, str(Path(__file__).resolve()), "--child"]
+    glimmer = str(Path(sys.executable).with_name("glimmer"))
+
+    def run(case: str, nodes: int, argv: list[str], note: Callable[[Measured], str]) -> Row:
+        if nodes > limit:
+            return Row(case, None, f"over --max-nodes {args.max_nodes:,}")
+        print(f"... {case}", file=sys.stderr, flush=True)
+        got = measure(argv, args.timeout)
+        return Row(case, got, outcome(got, note))
+
+    rows: list[Row] = []
+    acc = [
+        run(f"acceptance {n:,} nodes, cap 64", n, [*me, "acceptance", str(n), "64"], _engine_note)
+        for n in ACCEPTANCE_NODES
+    ]
+    rows += acc
+    for small, big in itertools.pairwise(acc):
+        ratio_check(big, small, "per 4x nodes", RATIO_TARGET)
+    huge = acc[-1]
+    n = ACCEPTANCE_NODES[-1]
+    cpu = cpu_of(huge)
+    rss = huge.got.rss_bytes if huge.got and cpu is not None else None
+    rows.append(
+        Row(
+            f"  {n:,} nodes: CPU",
+            None,
+            "the run above",
+            f"{cpu:.1f} s" if cpu is not None else "-",
+            f"<= {BIG_CPU_TARGET:.0f} s",
+            mark(cpu, BIG_CPU_TARGET) if cpu is not None else "-",
+            derived=True,
+        )
+    )
+    rows.append(
+        Row(
+            f"  {n:,} nodes: max RSS",
+            None,
+            "the run above",
+            human_bytes(rss) if rss is not None else "-",
+            f"<= {human_bytes(int(BIG_RSS_TARGET))}",
+            mark(rss, BIG_RSS_TARGET) if rss is not None else "-",
+            derived=True,
+        )
+    )
+    cap = run("acceptance 4,096 nodes, cap 1,024", 4096, [*me, "acceptance", "4096", "1024"],
+              _engine_note)  # fmt: skip
+    ratio_check(cap, acc[1], "over cap 64", CAP_RATIO_TARGET)
+    rows.append(cap)
+    pairs = [
+        run(f"pair-network {p:,} pairs", 2 * p, [*me, "pairs", str(p)], _engine_note) for p in PAIRS
+    ]
+    ratio_check(pairs[1], pairs[0], "per 4x pairs", RATIO_TARGET)
+    rows += pairs
+    with tempfile.TemporaryDirectory(prefix="glimmer-scale-") as tmp:
+        certs = []
+        for n in CERTIFY_NODES:
+            case = f"certify diagnose {n:,} nodes, 1 fault"
+            if n > limit:
+                certs.append(run(case, n, [], _version_note))
+                continue
+            argv, host = certify_case(Path(tmp), n, glimmer)
+            certs.append(run(case, n, argv, _certify_note(host)))
+        ratio_check(certs[1], certs[0], "per 4x nodes", RATIO_TARGET)
+        rows += certs
+    # The fastest of three: a start-up figure is what an idle machine gives.
+    tries = [run("glimmer --version", 0, [glimmer, "--version"], _version_note) for _ in range(3)]
+    version = min(tries, key=lambda r: r.got.wall_s if r.got else math.inf)
+    if version.got and not version.note.startswith("failed"):
+        wall = version.got.wall_s
+        version.figure = f"wall {wall:.2f} s (best of 3)"
+        version.target = f"<= {VERSION_TARGET} s"
+        version.met = mark(wall, VERSION_TARGET)
+    rows.append(version)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""bench/scale_table.py, the issue 12 table: its certify case finds the fault it plants, a child's
+CPU and memory are its own, ratios are judged against their targets, and cases over
+``--max-nodes`` are left out and said to be. No figure here is compared with a time."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+
+def _bench() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "bench" / "scale_table.py"
+    spec = importlib.util.spec_from_file_location("bench_scale_table", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses resolve their module while the class is built
+    spec.loader.exec_module(mod)
+    return mod
+
+
+bench = _bench()
+
+
+def test_the_certify_case_names_the_node_its_fault_is_planted_on(tmp_path: Path) -> None:
+    glimmer = str(Path(sys.executable).with_name("glimmer"))
+    argv, host = bench.certify_case(tmp_path, 64, glimmer)
+    got = bench.measure(argv, timeout=300.0)
+    assert not got.timed_out and got.rc == 1, got.out[-2000:]
+    assert bench.outcome(got, bench._certify_note(host)) == f"FAILED, {host} named"
+    assert got.cpu_s > 0 and got.rss_bytes > 10_000_000  # the child's own, a Python's worth
+
+
+def test_a_certify_run_that_names_another_node_is_a_failed_case(tmp_path: Path) -> None:
+    glimmer = str(Path(sys.executable).with_name("glimmer"))
+    argv, _ = bench.certify_case(tmp_path, 64, glimmer)
+    got = bench.measure(argv, timeout=300.0)
+    assert bench.outcome(got, bench._certify_note("hgx-su000-node-0000")).startswith("failed")
+
+
+def test_a_case_past_its_timeout_is_killed_and_reported() -> None:
+    got = bench.measure([sys.executable, "-c", "import time; time.sleep(60)"], timeout=0.5)
+    assert got.timed_out
+    assert bench.outcome(got, bench._version_note).startswith("failed: timed out")
+
+
+def _row(cpu: float) -> Any:
+    return bench.Row("c", bench.Measured(cpu, cpu, 1, 0, "ok"), "ok")
+
+
+@pytest.mark.parametrize(("small", "big", "met"), [(10.0, 44.0, "yes"), (10.0, 44.5, "NO")])
+def test_a_ratio_row_shows_the_figure_the_target_and_whether_it_is_met(
+    small: float, big: float, met: str
+) -> None:
+    base, row = _row(small), _row(big)
+    bench.ratio_check(row, base, "per 4x nodes", bench.RATIO_TARGET)
+    assert (row.figure, row.target, row.met) == (
+        f"per 4x nodes: {big / small:.2f}x",
+        "<= 4.4x",
+        met,
+    )
+
+
+def test_a_ratio_over_a_left_out_case_has_no_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    base, row = bench.Row("small", None, "over --max-nodes 1,024"), _row(40.0)
+    bench.ratio_check(row, base, "per 4x nodes", bench.RATIO_TARGET)
+    assert (row.figure, row.met) == ("per 4x nodes: -", "-")
+    bench.print_table([base, row])
+    out = capsys.readouterr().out
+    assert "left out (over --max-nodes 1,024)" in out and "per 4x nodes: -" in out
