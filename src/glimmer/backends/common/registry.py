@@ -13,23 +13,43 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from glimmer.api.profile import BurnInProfile
-from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.common.drivers import RunWakes, drive_virtual
-from glimmer.backends.common.run_store import FileRunStore
-from glimmer.backends.sim.backend import SimBackend
-from glimmer.backends.sim.driver import Drive, Progress, drive, settled
-from glimmer.backends.sim.fleet import fleet_backend, fleet_nodes
-from glimmer.engine.backend import NodeView
 from glimmer.errors import InputError
-from glimmer.fleet.faultspec import FaultSpec
-from glimmer.fleet.topology import Topology
-from glimmer.sim import clock
-from glimmer.sim.reach import TopologyReach
-from glimmer.sim.twin import FleetSim, from_spec
-from glimmer.sinks.sinkset import SinkSet
+
+if TYPE_CHECKING:
+    from glimmer.api.profile import BurnInProfile
+    from glimmer.api.test import BurnInTestSpec
+    from glimmer.backends.common.drivers import RunWakes
+    from glimmer.backends.common.run_store import FileRunStore
+    from glimmer.backends.sim.backend import SimBackend
+    from glimmer.backends.sim.driver import Drive, Progress
+    from glimmer.engine.backend import NodeView
+    from glimmer.fleet.faultspec import FaultSpec
+    from glimmer.fleet.topology import Topology
+    from glimmer.sim.twin import FleetSim
+    from glimmer.sinks.sinkset import SinkSet
+
+# The simulator, the engine and the pydantic models are imported where an entry's method
+# needs them, not here: every command reaches this module, and most never build a backend.
+# The re-exported types stay importable from here (module __getattr__ below), so a CLI
+# module can annotate with them under TYPE_CHECKING without importing the simulator.
+_REEXPORTS = {
+    "Drive": "glimmer.backends.sim.driver",
+    "Progress": "glimmer.backends.sim.driver",
+    "SimBackend": "glimmer.backends.sim.backend",
+    "FleetSim": "glimmer.sim.twin",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _REEXPORTS.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(where), name)
+
 
 __all__ = [
     "REGISTRY",
@@ -47,7 +67,7 @@ __all__ = [
 
 
 # Refuses a parsed fault that cannot act in one fleet (InputError naming it and ``where``).
-FaultCheck = Callable[[FaultSpec, str], None]
+FaultCheck = Callable[["FaultSpec", str], None]
 
 
 class SimEntry:
@@ -59,12 +79,17 @@ class SimEntry:
     ) -> FleetSim:
         """The fleet twin of ``topo`` with ``faults`` planted, each checked against the
         topology (InputError for the first that cannot act in it)."""
+        from glimmer.sim.twin import FleetSim, from_spec
+
         return FleetSim(topo, [from_spec(f) for f in faults], noise=noise)
 
     def fault_check(self, topo: Topology) -> FaultCheck:
         """The check of parsed faults against the simulator's mode table on ``topo``: whether
         each mode exists and accepts its target. The reach tables are built once here, so a
         fleet's many declared faults are checked against one set of them."""
+        from glimmer.sim.reach import TopologyReach
+        from glimmer.sim.twin import from_spec
+
         reach = TopologyReach(topo)
 
         def check(spec: FaultSpec, where: str) -> None:
@@ -75,10 +100,14 @@ class SimEntry:
     def parse_time(self, text: str) -> float:
         """The twin's clock reading of ``text``: RFC 3339, or an offset such as ``+2h`` from
         the twin's epoch. ValueError names what was wrong."""
+        from glimmer.sim import clock
+
         return clock.parse_time(text)
 
     def rfc3339(self, t: float) -> str:
         """A twin's clock reading as RFC 3339 (``2026-10-02T00:00:00Z``)."""
+        from glimmer.sim import clock
+
         return clock.rfc3339(t)
 
     def backend(
@@ -93,6 +122,8 @@ class SimEntry:
     ) -> SimBackend:
         """The simulator over ``twin``; its runs kept as files under ``state_dir`` (the one
         file-backed run store every substrate without its own uses), else in memory."""
+        from glimmer.backends.sim.fleet import fleet_backend
+
         store = self.run_store(state_dir) if state_dir is not None else None
         return fleet_backend(
             twin, seed=seed, profiles=profiles, tests=tests, sinks=sinks, store=store
@@ -100,17 +131,25 @@ class SimEntry:
 
     def run_store(self, root: Path) -> FileRunStore:
         """The file-backed run store under ``root`` (what ``--state-dir`` names)."""
+        from glimmer.backends.common.run_store import FileRunStore
+
         return FileRunStore(root)
 
     def nodes(self, topo: Topology) -> list[NodeView]:
+        from glimmer.backends.sim.fleet import fleet_nodes
+
         return fleet_nodes(topo)
 
     @property
     def drive(self) -> Callable[..., Drive]:
+        from glimmer.backends.sim.driver import drive
+
         return drive
 
     @property
     def settled(self) -> Callable[[Any], bool]:
+        from glimmer.backends.sim.driver import settled
+
         return settled
 
     @property
@@ -130,11 +169,15 @@ class SimEntry:
 
     def run_wakes(self, max_retries: int = 0) -> RunWakes:
         """The wake-up table of runs driven side by side on the virtual clock."""
+        from glimmer.backends.common.drivers import RunWakes
+
         return RunWakes(max_retries=max_retries)
 
     @property
     def drive_virtual(self) -> Callable[..., None]:
         """The one virtual-clock loop, for commands that drive work beside runs (schedules)."""
+        from glimmer.backends.common.drivers import drive_virtual
+
         return drive_virtual
 
 
