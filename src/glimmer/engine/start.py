@@ -72,12 +72,26 @@ def node_infos(nodes: list[NodeView]) -> list[NodeInfo]:
     return [NodeInfo(n.name, n.labels, n.unschedulable, n.annotations) for n in nodes]
 
 
+# A run naming at most this many nodes (a Pair sweep's runs name two) is started against just
+# those nodes: every decision of the start is about them (its targets are its names; another
+# run's selector overlaps it only on them). A larger one lists the fleet, one call.
+FEW_NODES = 64
+
+
+def _nodes_for(ctx: Pass) -> list[NodeView]:
+    names = ctx.run.spec.target.node_names
+    if not names or len(names) > FEW_NODES:
+        return ctx.backend.list_nodes()
+    found = (ctx.backend.get_node(name) for name in dict.fromkeys(names))
+    return [node for node in found if node is not None]
+
+
 def start(ctx: Pass, decide: StartFn, infos: NodeInfos = node_infos) -> Outcome:
     """Resolve, admit and pin — or refuse."""
     backend, run = ctx.backend, ctx.run
     profile = backend.get_profile(ctx.namespace, run.spec.profile_ref)
     tests = backend.get_tests(ctx.namespace)
-    nodes = infos(backend.list_nodes())
+    nodes = infos(_nodes_for(ctx))
     others = [r for r in backend.list_runs() if r.metadata.uid != run.metadata.uid]
     decision = decide(run, profile, tests, nodes, others, ctx.now)
     if isinstance(decision, Refused):

@@ -51,7 +51,8 @@ def start_run(
 
     ``profile`` is the profile named by ``run.spec.profileRef`` (None: not found, so a built-in
     profile of that name is used if there is one); ``tests`` maps BurnInTest names to specs in
-    the run's namespace; ``nodes`` is the backend's node list, read fresh; ``other_runs`` is
+    the run's namespace; ``nodes`` is the backend's node list, read fresh (for a run that names
+    its nodes, those nodes are enough: nothing here looks past them); ``other_runs`` is
     every other BurnInRun in every namespace, read uncached; ``now`` is timezone-aware UTC.
     """
     generation = run.metadata.generation
