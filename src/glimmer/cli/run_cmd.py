@@ -9,6 +9,7 @@ drives the simulator and writes text.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -41,6 +42,7 @@ from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX
 from glimmer.plan.decision import Refused
 from glimmer.plan.preview import preview
+from glimmer.plan.sweep import PairShape, pair_runs
 from glimmer.reports import write_reports
 from glimmer.reports.folder import refuse_unwritable
 from glimmer.reports.folder import summary as report_summary
@@ -52,6 +54,7 @@ EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED:
 NOT_SETTLED_EXIT = 3
 MAX_NODES_NAMED = 6
 DEFAULT_REPORT_DIR = "glimmer-report"
+SWEEP_PROFILE = "pair-network"  # what --pairs runs when no profile is named
 # After the verdict, a terminal envelope no sink accepted is re-sent every 5 simulated minutes
 # for this long, then left in the outbox for the next process (a sink never holds a run).
 DELIVERY_GRACE_SECONDS = 1800.0
@@ -108,20 +111,66 @@ def dry_run(inputs: RunInputs, output: RunOutput) -> int:
     return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
 
 
-def refuse_held_name(inputs: RunInputs, state_dir: Path) -> None:
-    """``--state-dir``: a run name is used once. A run of this name already kept there — settled,
-    or left unfinished by a process that was stopped (its simulated executions ended with that
-    process, so it cannot be resumed) — is refused before anything runs."""
+def refuse_held_name(inputs: RunInputs, state_dir: Path, names: Sequence[str]) -> None:
+    """``--state-dir``: a run name is used once. A run of one of these names already kept
+    there — settled, or left unfinished by a process that was stopped (its simulated executions
+    ended with that process, so it cannot be resumed) — is refused before anything runs."""
     refuse_unwritable(state_dir, "--state-dir")
     held = SIM.run_store(state_dir)
-    run = held.get_run(inputs.namespace, inputs.run.name)
-    if run is not None:
+    for name in names:
+        run = held.get_run(inputs.namespace, name)
+        if run is None:
+            continue
         phase = run.status.phase.value if run.status else "Pending"
         raise InputError(
             f"--state-dir {state_dir}: already holds BurnInRun {inputs.namespace}/{run.name} "
             f"({phase}) in {held.path(inputs.namespace, run.name)}; a run name is used once: "
             "name the run differently (-f with metadata.name), or use another folder"
         )
+
+
+def run_sweep(
+    shape: PairShape,
+    inputs: RunInputs,
+    output: RunOutput,
+    dry: bool,
+    sink_set: SinkSet | None,
+    out_dir: Path | None,
+    state_dir: Path | None,
+) -> int:
+    """``--pairs``: one run per pair, driven side by side under the run's node cap."""
+    from glimmer.cli import pair_sweep  # only a sweep pays for it
+
+    runs = pair_runs(inputs.run, inputs.pairs)
+    json_out = output is RunOutput.JSON
+    if dry:
+        pair_sweep.dry_sweep(runs, json_out)
+        return 0
+    backend = SIM.backend(
+        inputs.twin,
+        seed=inputs.seed,
+        profiles=inputs.profiles,
+        tests=inputs.tests,
+        sinks=sink_set,
+        state_dir=state_dir,
+    )
+    cap = inputs.run.spec.max_concurrent_nodes
+    finals = pair_sweep.drive_sweep(backend, runs, cap)
+    if json_out:
+        print(dump_json(finals), end="")
+    else:
+        pair_sweep.render_sweep(finals, shape.value, inputs.run.spec.profile_ref, cap)
+    if out_dir is not None:
+        line = pair_sweep.write_sweep_reports(
+            finals,
+            out_dir,
+            lambda run, folder: write_reports(run, folder, ["all"], fleet=inputs.topo),
+        )
+        if json_out:
+            print(f"reports: {line}", file=sys.stderr)
+        else:
+            console.print(f"Reports: {line}", markup=False, soft_wrap=True)
+    return pair_sweep.sweep_exit(finals)
 
 
 def execute(
@@ -207,6 +256,8 @@ def run_main(
 ) -> int:
     """The whole command, as an exit code."""
     entry(backend)  # a name not available yet or unknown is refused before anything loads
+    if flags.pairs is not None and flags.profile is None and not flags.files:
+        flags = dataclasses.replace(flags, profile=SWEEP_PROFILE)
     inputs = assemble(flags)
     # Sink flags are checked before anything runs: bad input writes nothing.
     sinks = sinks or SinkFlags()
@@ -215,9 +266,12 @@ def run_main(
     if out_dir is not None:  # a folder the reports cannot go to is refused before anything runs
         refuse_unwritable(out_dir, "--report" if report is not None else "report folder")
     kept = Path(state_dir) if state_dir is not None else None
+    names = [r.name for r in pair_runs(inputs.run, inputs.pairs)] or [inputs.run.name]
     if kept is not None:
-        refuse_held_name(inputs, kept)
+        refuse_held_name(inputs, kept, names)
     warn_unsound(inputs)
+    if flags.pairs is not None:
+        return run_sweep(flags.pairs, inputs, output, dry, sink_set, out_dir, kept)
     if dry:
         return dry_run(inputs, output)
     final = execute(inputs, output, sink_set, kept)
@@ -322,6 +376,14 @@ def run(
             f"(a plain `glimmer run` writes them to ./{DEFAULT_REPORT_DIR}).",
         ),
     ] = None,
+    pairs: Annotated[
+        PairShape | None,
+        typer.Option(
+            "--pairs",
+            help="Sweep links: one run per pair of the nodes, ring (each with the next) or "
+            f"all-pairs, under one --max-concurrent (default profile {SWEEP_PROFILE}).",
+        ),
+    ] = None,
     state_dir: Annotated[
         str | None,
         typer.Option(
@@ -345,6 +407,7 @@ def run(
         faults=tuple(fault or ()),
         no_faults=no_faults,
         seed=seed,
+        pairs=pairs,
     )
     raise typer.Exit(
         run_main(

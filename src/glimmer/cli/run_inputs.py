@@ -36,6 +36,7 @@ from glimmer.plan.given import (
 )
 from glimmer.plan.lint import Finding, lint_loaded
 from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.sweep import Pair, PairShape, SweepError, pair_runs, pairs_of
 from glimmer.sinks.config import sinks_from_specs
 from glimmer.sinks.sender import CLI_POLICY, VirtualWaits
 from glimmer.sinks.signing import secret_from
@@ -95,6 +96,7 @@ class RunFlags:
     faults: tuple[str, ...] = ()
     no_faults: bool = False
     seed: int = DEFAULT_SEED
+    pairs: PairShape | None = None  # a link sweep: one run per pair of the targets
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class RunInputs:
     # Unsound gates in the files given: the run goes on (specs/burnin.md §4.3), and the
     # CLI says so before anything runs, so a gate that cannot pass is not read as hardware.
     unsound: tuple[Finding, ...] = ()
+    pairs: tuple[Pair, ...] = ()  # a link sweep's pairs (empty: one run)
 
     @property
     def namespace(self) -> str:
@@ -287,7 +290,10 @@ def assemble(flags: RunFlags) -> RunInputs:
             update={"metadata": run.metadata.model_copy(update={"namespace": NAMESPACE})}
         )
     started = written.locate() if written is not None else Location()
-    check_startable(run, profiles.get(ref), tests, nodes, started, datetime.now(UTC))
+    pairs = _sweep(flags.pairs, targets)
+    # A sweep starts one run per pair: the planner judges the first as it will judge each.
+    judged = pair_runs(run, pairs[:1])[0] if pairs else run
+    check_startable(judged, profiles.get(ref), tests, nodes, started, datetime.now(UTC))
     return RunInputs(
         run=run,
         profile_source=sources.get(ref, "built-in"),
@@ -303,7 +309,17 @@ def assemble(flags: RunFlags) -> RunInputs:
         seed=flags.seed,
         sinks=tuple(obj for obj, _ in of_kind(loaded, BurnInSink)),
         unsound=tuple(f for f in lint_loaded(loaded) if f.severity is Severity.UNSOUND),
+        pairs=tuple(pairs),
     )
+
+
+def _sweep(shape: PairShape | None, targets: list[str]) -> list[Pair]:
+    if shape is None:
+        return []
+    try:
+        return pairs_of(targets, shape)
+    except SweepError as e:
+        raise InputError(f"--pairs {shape.value}: {e}") from None
 
 
 def sink_set_for(

@@ -101,6 +101,7 @@ class RunWakes:
     uid_of: dict[str, RunKey] = field(default_factory=dict)
     failures: dict[RunKey, int] = field(default_factory=dict)
     passes: int = 0
+    left: int = 0  # runs that have left the table (settled, gone, or past their grace)
     last: BurnInRun | None = None
     _heap: list[tuple[float, int, RunKey]] = field(default_factory=list, init=False, repr=False)
     _seq: int = field(default=0, init=False, repr=False)
@@ -136,6 +137,7 @@ class RunWakes:
         return due
 
     def _drop(self, key: RunKey, run: BurnInRun | None) -> None:
+        self.left += 1
         self.wake.pop(key, None)
         self._immediate.pop(key, None)
         self._give_up.pop(key, None)
@@ -217,19 +219,22 @@ def drive_virtual(
     the clock reaches ``until`` or ``max_passes`` passes were made.
 
     ``side`` is called first at every instant, for work driven beside the runs (the schedule
-    command's ticks); it answers when it next wants to be called (inf: not again). ``progress``
+    command's ticks, a sweep starting pairs as others finish); it answers when it next wants to
+    be called (inf: not again), and is called again at the same instant whenever runs left the
+    table, since it may start others in their place. ``progress``
     is called after each round of passes, ``paced`` with the virtual seconds of each jump;
     ``on_pass`` and ``on_settled`` as :meth:`RunWakes.pass_due` calls them."""
     while True:
         side_wake = side() if side is not None else math.inf
+        left = wakes.left
         wakes.pass_due(backend, engine, on_settled, on_pass)
         if progress is not None:
             progress()
         if max_passes is not None and wakes.passes >= max_passes:
             return
         upcoming = min(side_wake, wakes.next_wake())
-        if upcoming <= backend.t:
-            continue
+        if upcoming <= backend.t or (side is not None and wakes.left > left):
+            continue  # due again now, or runs left: the side looks again at this instant
         if upcoming == math.inf and not wakes.wake:
             return
         before = backend.t
