@@ -1,0 +1,182 @@
+"""A pass costs what changed (issue 12): the results index is changed in place and reused while
+its generation is the one written; units asleep are not visited until their execution, their
+result or their wake time says so; a small run reads only its own nodes; and none of it changes
+a decision — the same run reaches the same status on a substrate that reports its changes, one
+that does not, and a fresh engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from engine_world import run_object, spec_of, world
+
+from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.backends.sim.backend import SimBackend, SimExecutions
+from glimmer.contract.vocab import Phase
+from glimmer.engine import execute
+from glimmer.engine.backend import Execution, NodeView
+from glimmer.engine.sleep import Sleepers
+
+QUICK = {"burn": spec_of(durationSeconds=60)}
+LONG = {"burn": spec_of(durationSeconds=600, repeatCount=2)}
+ONE_TEST = [{"testRef": "burn"}]
+
+
+class _Plain:
+    """A run's executions with no change feed: the engine reads every live one each pass."""
+
+    def __init__(self, table: SimExecutions) -> None:
+        self.table = table
+        self.by_name, self.live_names = table.by_name, table.live_names  # the simulator's own
+
+    def get(self, name: str) -> Execution | None:
+        return self.table.get(name)
+
+    def live(self) -> Sequence[Execution]:
+        return self.table.live()
+
+    def __iter__(self) -> Iterator[Execution]:
+        return iter(self.table)
+
+
+class NoFeed(SimBackend):
+    """The simulator, less its report of which executions changed."""
+
+    def executions(self, namespace: str, run: str, run_uid: str) -> Any:
+        return _Plain(super().executions(namespace, run, run_uid))
+
+
+class Counting(SimBackend):
+    """The simulator, counting whole-fleet node listings."""
+
+    listings = 0
+
+    def list_nodes(self, selector: Any = None) -> list[NodeView]:
+        self.listings += 1
+        return super().list_nodes(selector)
+
+
+def _visits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    advance = execute.advance_node
+
+    def counted(ctx: Any, index: int, test: Any, node: str) -> bool:
+        seen.append(node)
+        return advance(ctx, index, test, node)
+
+    monkeypatch.setattr(execute, "advance_node", counted)
+    return seen
+
+
+def _final(backend_cls: type[SimBackend]) -> dict[str, Any]:
+    w = world(6, LONG, ONE_TEST, backend_cls=backend_cls)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=3))
+    d = w.drive()
+    assert d.run.status is not None and d.run.status.phase is Phase.PASSED
+    return d.run.status.model_dump()
+
+
+def test_a_substrate_that_reports_its_changes_reaches_the_same_status_as_one_that_does_not() -> (
+    None
+):
+    assert _final(SimBackend) == _final(NoFeed)
+
+
+@pytest.mark.parametrize("backend_cls", [SimBackend, NoFeed])
+def test_a_unit_found_quiet_twice_is_not_visited_until_something_happens_to_it(
+    backend_cls: type[SimBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = world(3, QUICK, ONE_TEST, backend_cls=backend_cls)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=3))
+    for _ in range(4):
+        w.pass_()
+    w.backend.advance_to(w.backend.t + 30)  # every execution started
+    visits = _visits(monkeypatch)
+    for _ in range(3):  # observe, note quiet, put to sleep
+        w.pass_()
+    before = len(visits)
+    for _ in range(20):
+        assert w.pass_() is not None  # still asks to be woken as a pass visiting them would
+    assert len(visits) == before  # nothing happened: nothing visited
+    w.backend.advance_to(w.backend.t + 120)  # they finish
+    w.pass_()
+    assert len(visits) > before
+
+
+def test_the_results_index_is_changed_in_place_not_copied_per_write() -> None:
+    w = world(4, LONG, ONE_TEST)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
+    w.drive(until=700.0)
+    memory = w.engine.memory.of(w.run())
+    index = memory.index
+    assert index is not None and index.generation > 0
+    generation = index.generation
+    w.drive(until=1400.0)
+    assert memory.index is index  # the same object, moved on by the changes
+    assert index.generation > generation
+
+
+def test_a_pass_that_changed_a_result_and_failed_makes_the_next_rebuild_the_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class FailOnce(SimBackend):
+        fail = False
+
+        def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+            if self.fail:
+                self.fail = False
+                raise RuntimeError("the store went away")
+            return super().write_status(run, status)
+
+    w = world(2, QUICK, ONE_TEST, backend_cls=FailOnce)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
+    w.drive(until=30.0)
+    backend = w.backend
+    assert isinstance(backend, FailOnce)
+    backend.advance_to(backend.t + 200)  # both finish
+    backend.fail = True
+    with pytest.raises(RuntimeError):
+        w.pass_()  # harvested into the index, never written
+    memory = w.engine.memory.of(w.run())
+    assert memory.index is None and len(memory.sleepers) == 0
+    final = w.drive().run
+    assert final.status is not None and final.status.phase is Phase.PASSED
+    assert final.status.passed == 2
+
+
+def test_a_small_run_reads_its_own_nodes_and_never_lists_the_fleet() -> None:
+    w = world(40, QUICK, ONE_TEST, backend_cls=Counting)
+    w.submit(run_object(targets=["node-003", "node-004"], maxConcurrentNodes=2))
+    final = w.drive().run
+    assert final.status is not None and final.status.phase is Phase.PASSED
+    assert isinstance(w.backend, Counting) and w.backend.listings == 0
+    assert not any(n.annotations for n in w.backend.nodes.values())  # every stamp released
+
+
+def test_sleepers_wake_on_their_time_their_execution_and_their_result() -> None:
+    w = world(1, QUICK, ONE_TEST)
+    w.submit(run_object(targets=["node-000"], maxConcurrentNodes=1))
+    for _ in range(3):
+        w.pass_()
+    table = w.backend.executions("default", "run", w.run().metadata.uid or "")
+    execution = next(iter(table))
+    sleepers = Sleepers()
+    now = w.backend.now()
+    later = now.replace(year=now.year + 1)
+    sleepers.sleep(("burn", "node-000"), execution, now)
+    sleepers.sleep(("burn", "node-001"), _other(execution, "-b"), later)
+    sleepers.sleep(("burn", "node-002"), _other(execution, "-c"), later)
+    assert sleepers.waiting_in("burn") and len(sleepers) == 3
+    sleepers.wake_due(now)  # its time came
+    assert set(sleepers.of_test("burn")) == {"node-001", "node-002"}
+    sleepers.wake_execution(execution.name + "-b")  # its execution changed
+    assert set(sleepers.of_test("burn")) == {"node-002"}
+    sleepers.wake_all([("burn", "node-002")])  # its result changed
+    assert len(sleepers) == 0 and not sleepers.waiting_in("burn")
+
+
+def _other(execution: Execution, suffix: str) -> Execution:
+    return replace(execution, spec=replace(execution.spec, name=execution.name + suffix))
