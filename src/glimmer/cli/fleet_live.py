@@ -1,9 +1,10 @@
 """``glimmer fleet telemetry`` and ``glimmer fleet serve``: the simulated fleet's telemetry.
 
 ``telemetry`` prints the Prometheus exposition at one simulated instant; ``serve`` answers
-``/metrics`` over HTTP while simulated time runs at ``--speed`` times wall time. Both take the
-fleet's declared faults plus any ``--fault MODE@TARGET[=INTENSITY]``. The simulator does the
-work; this module only reads flags and writes text.
+``/metrics`` over HTTP/1.1 (keep-alive; the body streamed in chunks, gzipped when the scraper
+accepts gzip) while simulated time runs at ``--speed`` times wall time. Both take the fleet's
+declared faults plus any ``--fault MODE@TARGET[=INTENSITY]``. The simulator does the work; this
+module only reads flags and writes text.
 """
 
 from __future__ import annotations
@@ -13,18 +14,25 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 import typer
 
-from glimmer.backends.common.registry import SIM, FleetSim
+from glimmer.backends.common.registry import SIM
+from glimmer.cli.http_body import accepts_gzip, send_streamed, send_whole
 from glimmer.cli.output import serve_until_interrupted
 from glimmer.errors import InputError
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
 from glimmer.fleet.load import load_topology
 
+if TYPE_CHECKING:
+    from glimmer.backends.common.registry import FleetSim
+
 MAX_PORT = 65535
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# A keep-alive connection left idle (or a client that stops reading) is dropped after this
+# long, so it does not hold a server thread for ever.
+IDLE_TIMEOUT_S = 60.0
 
 FLEET_HELP = "Built-in fleet name (ai-factory, hgx-1k …) or a Fleet YAML/JSON file."
 FAULT_HELP = f"Inject a fault: {SYNTAX} (repeatable; active for the whole run)."
@@ -64,6 +72,10 @@ def telemetry(
     sys.stdout.flush()
 
 
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
 class SimClock:
     """Simulated time that starts at ``start`` and runs ``speed`` times as fast as the wall."""
 
@@ -75,35 +87,39 @@ class SimClock:
         return self.start + (time.monotonic() - self.wall0) * self.speed
 
 
-def _handler(sim: FleetSim, clock: SimClock) -> type[BaseHTTPRequestHandler]:
+def _handler(sim: FleetSim, clock: Clock) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()  # the simulator caches per fleet; one scrape renders at a time
 
     class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.1: a scraper keeps its connection between scrapes; every response says where
+        # its body ends (Content-Length, or the last chunk).
+        protocol_version = "HTTP/1.1"
+        timeout = IDLE_TIMEOUT_S
+
         def do_GET(self) -> None:
             if self.path.split("?", 1)[0] != "/metrics":
-                self._send(404, "text/plain; charset=utf-8", [b"not found; try /metrics\n"])
+                headers = {"Content-Type": "text/plain; charset=utf-8"}
+                send_whole(self, 404, headers, b"not found; try /metrics\n")
                 return
             with lock:
                 t = clock.now()
-                body = [chunk.encode() for chunk in sim.exposition_chunks(t)]
-            self._send(200, CONTENT_TYPE, body, {"X-Glimmer-Simulated-Time": SIM.rfc3339(t)})
-
-        def _send(
-            self, code: int, ctype: str, body: list[bytes], extra: dict[str, str] | None = None
-        ) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(sum(len(b) for b in body)))
-            for k, v in (extra or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            for chunk in body:
-                self.wfile.write(chunk)
+                # Rendered under the lock (one string per metric family), written after it:
+                # a slow scraper does not hold up the next one.
+                families = sim.exposition_chunks(t)
+            headers = {"Content-Type": CONTENT_TYPE, "X-Glimmer-Simulated-Time": SIM.rfc3339(t)}
+            gzip = accepts_gzip(self.headers.get("Accept-Encoding"))
+            send_streamed(self, 200, headers, families, gzip=gzip)
 
         def log_message(self, format: str, *args: object) -> None:
             return  # scrapes are frequent; stay quiet
 
     return Handler
+
+
+def metrics_server(sim: FleetSim, clock: Clock, host: str, port: int) -> ThreadingHTTPServer:
+    """The /metrics server of ``sim`` on ``host:port`` (0: a free port), not yet serving.
+    OSError when it cannot listen there."""
+    return ThreadingHTTPServer((host, port), _handler(sim, clock))
 
 
 def serve(
@@ -129,7 +145,7 @@ def serve(
     sim = _sim(fleet, fault or [], noise)
     clock = SimClock(_at(start, "--start"), speed)
     try:
-        server = ThreadingHTTPServer((host, port), _handler(sim, clock))
+        server = metrics_server(sim, clock, host, port)
     except OSError as e:
         raise InputError(f"--port: cannot listen on {host}:{port}: {e.strerror}") from None
     bound = server.server_address[1]
