@@ -53,7 +53,8 @@ def start_run(
     profile of that name is used if there is one); ``tests`` maps BurnInTest names to specs in
     the run's namespace; ``nodes`` is the backend's node list, read fresh (for a run that names
     its nodes, those nodes are enough: nothing here looks past them); ``other_runs`` is
-    every other BurnInRun in every namespace, read uncached; ``now`` is timezone-aware UTC.
+    every other BurnInRun in every namespace, read uncached (``run`` itself may be among them:
+    admission tells it apart by uid); ``now`` is timezone-aware UTC.
     """
     generation = run.metadata.generation
     found = profile_or_builtin(run.spec.profile_ref, profile, tests)
