@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler
 # A chunk smaller than this waits for the next piece: a family of a few lines is not worth a
 # chunk header and a system call of its own.
 MIN_CHUNK = 64 * 1024
-GZIP_LEVEL = 6  # gzip's own default: most of the saving of 9 for a fraction of the time
+GZIP_LEVEL = 1  # at 100k GPUs: 2.3 s for 266 -> 41 MB; level 6 takes 5.2 s for 36 MB
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip header and trailer, not a bare zlib stream
 
 
