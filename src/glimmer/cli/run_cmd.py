@@ -21,7 +21,7 @@ import typer
 
 from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
-from glimmer.backends.common.registry import SIM, entry
+from glimmer.backends.common.registry import SIM, SimBackend, entry
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
@@ -111,6 +111,18 @@ def dry_run(inputs: RunInputs, output: RunOutput) -> int:
     return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
 
 
+def _backend(inputs: RunInputs, sink_set: SinkSet | None, state_dir: Path | None) -> SimBackend:
+    """The simulator over the run's fleet twin, with its seed, profiles, tests and sinks."""
+    return SIM.backend(
+        inputs.twin,
+        seed=inputs.seed,
+        profiles=inputs.profiles,
+        tests=inputs.tests,
+        sinks=sink_set,
+        state_dir=state_dir,
+    )
+
+
 def refuse_held_name(inputs: RunInputs, state_dir: Path, names: Sequence[str]) -> None:
     """``--state-dir``: a run name is used once. A run of one of these names already kept
     there — settled, or left unfinished by a process that was stopped (its simulated executions
@@ -146,14 +158,7 @@ def run_sweep(
     if dry:
         pair_sweep.dry_sweep(runs, json_out)
         return 0
-    backend = SIM.backend(
-        inputs.twin,
-        seed=inputs.seed,
-        profiles=inputs.profiles,
-        tests=inputs.tests,
-        sinks=sink_set,
-        state_dir=state_dir,
-    )
+    backend = _backend(inputs, sink_set, state_dir)
     cap = inputs.run.spec.max_concurrent_nodes
     finals = pair_sweep.drive_sweep(backend, runs, cap)
     if json_out:
@@ -181,14 +186,7 @@ def execute(
 ) -> BurnInRun:
     """Submit the run to a simulator over the fleet and drive it to its verdict; the run is
     kept as a file under ``state_dir`` (rewritten atomically at every step) when given."""
-    backend = SIM.backend(
-        inputs.twin,
-        seed=inputs.seed,
-        profiles=inputs.profiles,
-        tests=inputs.tests,
-        sinks=sink_set,
-        state_dir=state_dir,
-    )
+    backend = _backend(inputs, sink_set, state_dir)
     submitted = backend.submit(inputs.run)
     namespace = submitted.metadata.namespace or inputs.namespace
     human = output is RunOutput.TABLE
