@@ -30,11 +30,15 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
-# Real components the tests start (promtool for the exposition), installed when missing.
+# Real components the tests start (promtool for the exposition; stressapptest, iperf3 and
+# perftest for the runners), installed when missing.
 tools:
 	tests/tools/ensure_promtool.sh
 	tests/tools/ensure_xmllint.sh
 	tests/tools/ensure_chromium.sh
+	tests/tools/ensure_stressapptest.sh
+	tests/tools/ensure_iperf3.sh
+	tests/tools/ensure_perftest.sh
 
 pytest: $(STAMP) tools
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
