@@ -18,6 +18,7 @@ from glimmer.backends.sim.backend import SimBackend, SimExecutions
 from glimmer.contract.vocab import Phase
 from glimmer.engine import execute
 from glimmer.engine.backend import Execution, NodeView
+from glimmer.engine.rivals import RunIndex
 from glimmer.engine.sleep import Sleepers
 
 QUICK = {"burn": spec_of(durationSeconds=60)}
@@ -180,3 +181,37 @@ def test_sleepers_wake_on_their_time_their_execution_and_their_result() -> None:
 
 def _other(execution: Execution, suffix: str) -> Execution:
     return replace(execution, spec=replace(execution.spec, name=execution.name + suffix))
+
+
+def _named(name: str, targets: list[str], uid: str) -> BurnInRun:
+    run = run_object(name, targets=targets).model_copy(deep=True)
+    run.metadata.uid = uid
+    return run
+
+
+def test_admission_is_shown_only_the_runs_that_could_share_a_named_node() -> None:
+    index = RunIndex()
+    a, b = _named("a", ["n1", "n2"], "u-a"), _named("b", ["n3", "n4"], "u-b")
+    selector = run_object("c").model_copy(deep=True)
+    selector.spec.target.node_names = None
+    selector.spec.target.node_selector = {"pool": "x"}
+    listing = [a, b, selector]
+    assert index.rivals(listing, ["n2"]) == [a, selector]  # in listing order
+    assert index.rivals(listing, ["n5"]) == [selector]  # only its selector can tell
+    b2 = _named("b", ["n5"], "u-b")  # b changed: the index follows the fresh listing
+    assert index.rivals([a, b2], ["n5"]) == [b2]
+    assert index.rivals([a, b2], ["n3"]) == []
+    assert len(index) == 2  # only the last listing is kept
+
+
+def test_a_sweep_of_pairs_refuses_an_overlapping_run_as_a_full_walk_would() -> None:
+    w = world(6, QUICK, ONE_TEST)
+    names = list(w.backend.nodes)
+    for i in range(3):
+        w.submit(run_object(f"pair-{i}", targets=names[2 * i : 2 * i + 2], maxConcurrentNodes=2))
+    w.submit(run_object("late", targets=[names[3], names[5]], maxConcurrentNodes=2))
+    for name in ("pair-0", "pair-1", "pair-2", "late"):
+        w.pass_(name)
+    late = w.run("late").status
+    assert late is not None and late.phase is Phase.ERROR
+    assert "pair-1" in (late.results or [])[0].message

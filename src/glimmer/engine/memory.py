@@ -23,12 +23,14 @@ again under the same name starts afresh):
 
 A run is forgotten when a pass leaves it in a terminal phase, when it is being deleted or is
 gone, and the oldest run is dropped beyond ``MAX_RUNS``; a pass that fails drops what it may have
-left half-done. Node facts for the planner are kept per node, for the nodes listed last.
+left half-done. Node facts for the planner are kept per node, for the nodes listed last, and
+the runs of the last run listing by the nodes they hold (:mod:`.rivals`).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -38,6 +40,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.engine.backend import Execution, NodeView
 from glimmer.engine.book import Index
 from glimmer.engine.names import execution_name
+from glimmer.engine.rivals import RunIndex
 from glimmer.engine.sleep import Sleepers
 from glimmer.engine.watch import LiveWatch
 from glimmer.plan.nodes import NodeInfo
@@ -136,6 +139,7 @@ class Memory:
         self.max_runs = max_runs
         self._runs: OrderedDict[RunKey, RunMemory] = OrderedDict()
         self._nodes: dict[str, tuple[NodeView, NodeInfo]] = {}
+        self._rivals = RunIndex()
 
     @staticmethod
     def key(run: BurnInRun) -> RunKey:
@@ -160,6 +164,11 @@ class Memory:
     def __len__(self) -> int:
         """How many runs are remembered."""
         return len(self._runs)
+
+    def rivals(self, runs: Sequence[BurnInRun], targets: Sequence[str]) -> list[BurnInRun]:
+        """The runs of a fresh listing that could share one of ``targets`` (:mod:`.rivals`);
+        only the last listing is indexed."""
+        return self._rivals.rivals(runs, targets)
 
     def node_infos(self, nodes: list[NodeView]) -> list[NodeInfo]:
         """The planner's view of ``nodes``, converted once per node as long as it reads the

@@ -108,7 +108,7 @@ class Engine:
         value = (run.metadata.annotations or {}).get(PLAN_ANNOTATION)
         if value is None:
             ctx = self._pass(run, empty_plan(), memory)
-            return start(ctx, self._start, self.memory.node_infos), ctx
+            return start(ctx, self._start, self.memory.node_infos, self.memory.rivals), ctx
         try:
             plan = self._plan(memory, value)
         except PlanError as e:

@@ -86,15 +86,27 @@ def _nodes_for(ctx: Pass) -> list[NodeView]:
     return [node for node in found if node is not None]
 
 
-def start(ctx: Pass, decide: StartFn, infos: NodeInfos = node_infos) -> Outcome:
+Rivals = Callable[[Sequence[BurnInRun], Sequence[str]], Sequence[BurnInRun]]
+
+
+def every_run(runs: Sequence[BurnInRun], targets: Sequence[str]) -> Sequence[BurnInRun]:
+    """Admission is shown every run (an engine passes its own index, :mod:`.rivals`)."""
+    return runs
+
+
+def start(
+    ctx: Pass, decide: StartFn, infos: NodeInfos = node_infos, rivals: Rivals = every_run
+) -> Outcome:
     """Resolve, admit and pin — or refuse."""
     backend, run = ctx.backend, ctx.run
     profile = backend.get_profile(ctx.namespace, run.spec.profile_ref)
     tests = backend.get_tests(ctx.namespace)
     nodes = infos(_nodes_for(ctx))
-    # Every run, this one included: admission tells a run from itself by uid, and a sweep of
-    # thousands of runs is not filtered once more per start.
-    decision = decide(run, profile, tests, nodes, backend.list_runs(), ctx.now)
+    # Every run, this one included (admission tells a run from itself by uid); for a run that
+    # names its nodes, only those that could share one (:mod:`.rivals`).
+    runs = backend.list_runs()
+    names = run.spec.target.node_names
+    decision = decide(run, profile, tests, nodes, rivals(runs, names) if names else runs, ctx.now)
     if isinstance(decision, Refused):
         return _refuse(ctx, decision)
     conditions = [decision.admitted_condition, decision.thresholds_sound_condition]

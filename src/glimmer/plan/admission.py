@@ -74,7 +74,7 @@ def _pinned_targets(annotation: str) -> frozenset[str]:
     return frozenset(decode_plan(annotation).targets)
 
 
-def _known_targets(run: BurnInRun) -> frozenset[str] | None:
+def known_targets(run: BurnInRun) -> frozenset[str] | None:
     """What :func:`held_targets` answers for ``run`` when no node list is needed to tell: its
     readable pinned plan's targets, else its ``nodeNames`` (taken verbatim); None when only
     its selector can say."""
@@ -147,7 +147,7 @@ def find_holder(
     mine = frozenset(wanted)
     conflicts: list[Holder] = []
     for other in other_runs:
-        known = _known_targets(other)
+        known = known_targets(other)
         if known is not None and known.isdisjoint(mine):
             continue
         if _same_run(other, run) or not holds(other) or not precedes(other, run):
