@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,13 +10,15 @@ from typing import Any
 
 from rich.console import Console
 
+from glimmer.api.dump import json_text
+
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
 def print_json(data: Any) -> None:
     """Machine-readable output: plain JSON on stdout, never rich-styled."""
-    print(json.dumps(data, indent=2, sort_keys=False))
+    print(json_text(data, ensure_ascii=True))
 
 
 def write_manifests(
