@@ -1,0 +1,178 @@
+"""The local backend: this host as a substrate of the one engine.
+
+* **node**: this host (:mod:`.nodes`), its cordon and stamps in a file under the state
+  directory, one atomic update each;
+* **executions**: real processes, each under a detached supervisor (:mod:`.executions`,
+  :mod:`.supervise`) that survives the glimmer process, so ``kill -9`` of glimmer stops no
+  measurement and loses no result;
+* **run store**: :class:`~glimmer.backends.common.run_store.FileRunStore` under
+  ``<state>/runs`` — the run's status is the checkpoint, so running the same command again
+  after a crash resumes where the status says;
+* **delivery**: :class:`~glimmer.backends.common.delivery.SinkDelivery`;
+* **clock**: the wall clock (:mod:`.clock`), driven by
+  :func:`~glimmer.backends.common.drivers.drive_wall_clock`.
+
+The state directory::
+
+    <state>/runs/<namespace>/<run>.json              the runs (FileRunStore)
+    <state>/nodes/<node>.json                        schedulability + annotations per node
+    <state>/executions/<namespace>/<run>/<name>.json  one record per execution (+ .log, .lock)
+
+Two runs on one host share the state directory, so admission sees both (TargetsBusy).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from glimmer.api.profile import BurnInProfile
+from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.delivery import SinkDelivery
+from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.local.clock import HostClock, SubstrateClock
+from glimmer.backends.local.executions import STOP_GRACE, ProcessExecutions
+from glimmer.backends.local.nodes import NodeFiles, host_node, hostname
+from glimmer.engine.backend import (
+    Delivery,
+    ExecutionIndex,
+    ExecutionSpec,
+    NodeView,
+    Rendezvous,
+)
+from glimmer.sinks.sinkset import SinkSet
+
+
+class LocalBackend:
+    """A :class:`~glimmer.engine.backend.Backend` over this host, state under ``state_dir``.
+
+    ``node_name`` names the node (default: the hostname). A sequence of names gives several
+    nodes that are all this host — for tests (the conformance suite's three-node world), where
+    their executions all run here; ``node_labels`` adds labels per node name. ``runner_command``
+    is the command a runner is started with, the kind appended (default ``glimmer-runner``
+    of this install). ``clock`` is the wall clock unless a test gives a faster one.
+    """
+
+    def __init__(
+        self,
+        state_dir: Path,
+        node_name: str | Sequence[str] | None = None,
+        *,
+        runner_command: Sequence[str] | None = None,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+        sinks: SinkSet | None = None,
+        node_labels: Mapping[str, Mapping[str, str]] | None = None,
+        clock: SubstrateClock | None = None,
+        stop_grace: float = STOP_GRACE,
+    ) -> None:
+        self.state_dir = Path(state_dir)
+        names = [node_name or hostname()] if isinstance(node_name, str | None) else node_name
+        labels = node_labels or {}
+        self.clock: SubstrateClock = clock or HostClock()
+        self.nodes = NodeFiles(
+            self.state_dir / "nodes", [host_node(n, labels.get(n)) for n in names]
+        )
+        self.store = FileRunStore(
+            self.state_dir / "runs", now=self.clock.now, profiles=profiles, tests=tests
+        )
+        self.processes = ProcessExecutions(
+            self.state_dir / "executions", self.clock, runner_command, stop_grace=stop_grace
+        )
+        self.delivery = SinkDelivery(sinks)
+
+    # -- the clock ----------------------------------------------------------------------------
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    # -- nodes --------------------------------------------------------------------------------
+    def get_node(self, name: str) -> NodeView | None:
+        return self.nodes.get_node(name)
+
+    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
+        return self.nodes.list_nodes(selector)
+
+    def update_node(
+        self,
+        name: str,
+        *,
+        unschedulable: bool | None = None,
+        annotations: Mapping[str, str | None] | None = None,
+    ) -> NodeView:
+        return self.nodes.update_node(name, unschedulable=unschedulable, annotations=annotations)
+
+    # -- executions ---------------------------------------------------------------------------
+    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
+        return self.processes.executions(namespace, run, run_uid)
+
+    def create_execution(self, spec: ExecutionSpec) -> None:
+        self.processes.create_execution(spec)
+
+    def delete_execution(self, namespace: str, name: str) -> None:
+        self.processes.delete_execution(namespace, name)
+
+    def read_log(self, namespace: str, name: str) -> str:
+        return self.processes.read_log(namespace, name)
+
+    def ensure_rendezvous(self, service: Rendezvous) -> None:
+        self.processes.ensure_rendezvous(service)
+
+    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
+        return self.processes.rendezvous_address(namespace, rendezvous, role)
+
+    # -- the run store ------------------------------------------------------------------------
+    def submit(self, run: BurnInRun) -> BurnInRun:
+        """Store a new run (a uid, namespace and creationTimestamp filled when missing)."""
+        if not run.metadata.uid:
+            meta = run.metadata.model_copy(update={"uid": str(uuid.uuid4())})
+            run = run.model_copy(update={"metadata": meta})
+        return self.store.create_run(run)
+
+    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
+        return self.store.get_run(namespace, name)
+
+    def list_runs(self) -> list[BurnInRun]:
+        return self.store.list_runs()
+
+    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        return self.store.write_status(run, status)
+
+    def write_metadata(
+        self,
+        run: BurnInRun,
+        *,
+        annotations: Mapping[str, str | None] | None = None,
+        finalizers: Sequence[str] | None = None,
+    ) -> BurnInRun:
+        written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
+        if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
+            self._forget(written)  # the delete completed: its executions go with it
+        return written
+
+    def delete_run(self, namespace: str, name: str) -> None:
+        held = self.store.get_run(namespace, name)
+        self.store.delete_run(namespace, name)
+        if held is not None and not held.metadata.finalizers:
+            self._forget(held)
+
+    def _forget(self, run: BurnInRun) -> None:
+        uid = run.metadata.uid or ""
+        self.delivery.forget_run(uid)
+        self.processes.delete_owned(run.metadata.namespace or "default", run.name, uid)
+
+    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
+        return self.store.get_profile(namespace, name)
+
+    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
+        return self.store.get_tests(namespace)
+
+    # -- delivery -----------------------------------------------------------------------------
+    @property
+    def describes_runs(self) -> bool:
+        return self.delivery.describes_runs
+
+    def deliver(self, delivery: Delivery) -> bool:
+        return self.delivery.deliver(delivery)

@@ -1,0 +1,250 @@
+"""Executions as processes on this host, each under a detached supervisor
+(:mod:`.supervise`), each described by its record (:mod:`.records`).
+
+``create_execution`` writes the record (the claim: spec, launch request, creation time) and
+spawns a supervisor, which runs the runner and fills the record in. A record is read back as an
+:class:`~glimmer.engine.backend.Execution`:
+
+* not started yet (no runner recorded) and its supervisor alive or not yet there: Pending;
+* started and its supervisor alive: Running (and Ready: nothing here probes readiness, as a
+  pod without a readiness probe is Ready once its containers run);
+* an exit recorded: Succeeded on 0, Failed otherwise; a deadline kill is ``DeadlineExceeded``;
+* a supervisor gone without an exit recorded: Failed, reason ``Vanished`` — never Succeeded,
+  since nobody saw the runner's end (a runner it left behind is stopped when that is read).
+
+A record whose supervisor never claimed it within :data:`CLAIM_GRACE` host seconds was left by a
+process killed between writing it and spawning the supervisor: nothing ever ran under it, so it
+reads as absent, and the engine's next create of that name spawns the supervisor it lacks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from glimmer.backends.local.clock import SubstrateClock
+from glimmer.backends.local.procs import ProcessId, alive, stop
+from glimmer.backends.local.records import RecordDir, RecordPath, now_text, parse_time
+from glimmer.backends.local.specs import spec_from_json, spec_to_json
+from glimmer.backends.local.supervise import DEADLINE_REASON
+from glimmer.engine.backend import (
+    ExecPhase,
+    Execution,
+    ExecutionIndex,
+    ExecutionSpec,
+    LogUnavailable,
+    Rendezvous,
+)
+
+CLAIM_GRACE = 5.0  # host seconds a supervisor may take to claim its record
+STOP_GRACE = 1.0  # host seconds between SIGTERM and SIGKILL
+PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
+VANISHED = "Vanished"
+VANISHED_MESSAGE = (
+    "the supervisor of this execution is gone and recorded no exit (killed, or the host "
+    "rebooted); the runner's end was never seen"
+)
+SUPERVISOR_MODULE = "glimmer.backends.local.supervise"
+
+
+def default_runner_command() -> tuple[str, ...]:
+    """``glimmer-runner`` from the same install as this interpreter (the kind follows)."""
+    return (str(Path(sys.executable).parent / "glimmer-runner"),)
+
+
+def _identity(value: object) -> ProcessId | None:
+    return ProcessId.from_json(value)
+
+
+class ProcessExecutions:
+    """The :class:`~glimmer.engine.backend.Executions` of this host, under ``root``."""
+
+    def __init__(
+        self,
+        root: Path,
+        clock: SubstrateClock,
+        runner_command: Sequence[str] | None = None,
+        *,
+        stop_grace: float = STOP_GRACE,
+    ) -> None:
+        self.records = RecordDir(root)
+        self.clock = clock
+        self.runner_command = tuple(runner_command or default_runner_command())
+        self.stop_grace = stop_grace
+        self._spawned: list[subprocess.Popen[bytes]] = []
+
+    # -- launching ------------------------------------------------------------------------------
+    def argv(self, spec: ExecutionSpec) -> list[str]:
+        """The runner's command line: the test's own command when it names one, else the runner
+        command with the kind (``glimmer-runner <kind>``); the test's args after either."""
+        if spec.command:
+            return [*spec.command, *spec.args]
+        return [*self.runner_command, spec.kind, *spec.args]
+
+    def env(self, spec: ExecutionSpec) -> dict[str, str]:
+        """The spec's environment, plus PATH, HOME and LANG from glimmer's own where it sets
+        none of them (a runner must find its tools)."""
+        env = {name: os.environ[name] for name in PARENT_ENV if name in os.environ}
+        env.update(dict(spec.env))
+        return env
+
+    def _launch(self, spec: ExecutionSpec) -> dict[str, Any]:
+        return {
+            "argv": self.argv(spec),
+            "env": self.env(spec),
+            "deadline": self.clock.host_seconds(spec.deadline_seconds),
+            "grace": self.stop_grace,
+        }
+
+    def _spawn(self, path: RecordPath) -> None:
+        self._reap()
+        self._spawned.append(
+            subprocess.Popen(
+                [sys.executable, "-m", SUPERVISOR_MODULE, str(path.record)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+
+    def _reap(self) -> None:
+        # The spawned process forks the supervisor and exits at once; reap it, never wait.
+        self._spawned = [p for p in self._spawned if p.poll() is None]
+
+    def create_execution(self, spec: ExecutionSpec) -> None:
+        path = self.records.of(spec.namespace, spec.run, spec.name)
+        with path.locked():
+            record = path.read()
+            if record is not None and (record.get("supervisor") or not _orphaned(record)):
+                return  # it exists (or its supervisor is on its way): left as it is
+            if record is None:
+                record = {
+                    "spec": spec_to_json(spec),
+                    "created_at": now_text(),
+                    "launch": self._launch(spec),
+                }
+                path.write(record)
+        self._spawn(path)
+
+    # -- observing ------------------------------------------------------------------------------
+    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
+        self._reap()
+        found = []
+        for path in self.records.of_run(namespace, run):
+            record = path.read()
+            if record is None or record["spec"].get("run_uid") != run_uid:
+                continue
+            execution = self._observe(record)
+            if execution is not None:
+                found.append(execution)
+        return ExecutionIndex(found)
+
+    def _time(self, value: object) -> datetime | None:
+        moment = parse_time(value)
+        return self.clock.from_host(moment) if moment is not None else None
+
+    def _observe(self, record: dict[str, Any]) -> Execution | None:
+        supervisor = _identity(record.get("supervisor"))
+        if supervisor is None and _orphaned(record):
+            return None  # nothing ever ran under it (see the module docstring)
+        spec = spec_from_json(record["spec"])
+        created = self._time(record["created_at"])
+        assert created is not None
+        started = self._time(record.get("started_at"))
+        base = Execution(spec=spec, phase=ExecPhase.PENDING, created_at=created, started_at=started)
+        exit_code = record.get("exit_code")
+        if exit_code is not None:
+            return self._ended(base, record, int(exit_code))
+        if supervisor is None or alive(supervisor):
+            if started is None:
+                return base
+            return _replace(base, phase=ExecPhase.RUNNING, ready=True)
+        runner = _identity(record.get("runner"))
+        if alive(runner):
+            stop([runner], self.stop_grace)  # unsupervised: its result could never be seen
+        return _replace(
+            base,
+            phase=ExecPhase.FAILED,
+            finished_at=self.clock.now(),
+            exit_code=-1,
+            reason=VANISHED,
+            message=VANISHED_MESSAGE,
+        )
+
+    def _ended(self, base: Execution, record: dict[str, Any], exit_code: int) -> Execution:
+        reason = str(record.get("reason") or "")
+        message = str(record.get("message") or "")
+        succeeded = exit_code == 0 and not reason
+        ended = _replace(
+            base,
+            phase=ExecPhase.SUCCEEDED if succeeded else ExecPhase.FAILED,
+            finished_at=self._time(record.get("finished_at")),
+            exit_code=exit_code,
+            container_reason="Completed" if succeeded else "Error",
+        )
+        if reason == DEADLINE_REASON:  # the execution's account, as a pod's deadline is
+            return _replace(ended, reason=reason, message=message)
+        if reason:  # the runner's own account (it could not be started)
+            return _replace(ended, container_reason=reason, container_message=message)
+        return ended
+
+    # -- stopping -------------------------------------------------------------------------------
+    def delete_execution(self, namespace: str, name: str) -> None:
+        path = self.records.find(namespace, name)
+        if path is None:
+            return
+        with path.locked():
+            record = path.read()
+            # Gone first: a supervisor arriving late finds nothing to claim.
+            path.record.unlink(missing_ok=True)
+        if record is not None:
+            processes = [_identity(record.get("supervisor")), _identity(record.get("runner"))]
+            stop(processes, self.stop_grace)
+        path.remove()
+
+    def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:
+        """Delete every execution of the run ``run`` with uid ``run_uid``."""
+        for path in list(self.records.of_run(namespace, run)):
+            record = path.read()
+            if record is not None and record["spec"].get("run_uid") == run_uid:
+                self.delete_execution(namespace, record["spec"]["name"])
+
+    def read_log(self, namespace: str, name: str) -> str:
+        path = self.records.find(namespace, name)
+        if path is None:
+            raise LogUnavailable(f"execution {name} not found")
+        try:
+            return path.log.read_text(errors="replace")
+        except FileNotFoundError:
+            raise LogUnavailable(f"execution {name} has no log (it never started)") from None
+
+    # -- rendezvous -----------------------------------------------------------------------------
+    def ensure_rendezvous(self, service: Rendezvous) -> None:
+        """Nothing to create: every role of a rendezvous on one host is reached on loopback."""
+
+    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
+        """A loopback address of its own for each (rendezvous, role): every address of
+        127.0.0.0/8 reaches this host on Linux, and a retry's rendezvous never resolves to the
+        address a dead attempt's peer was given."""
+        digest = hashlib.sha256(f"{namespace}\0{rendezvous}\0{role}".encode()).digest()
+        return f"127.{digest[0] % 254 + 1}.{digest[1]}.{digest[2] % 254 + 1}"
+
+
+def _orphaned(record: Mapping[str, Any]) -> bool:
+    """Unclaimed for longer than a supervisor takes to start."""
+    created = parse_time(record.get("created_at"))
+    if created is None:
+        return True
+    return (datetime.now(UTC) - created).total_seconds() > CLAIM_GRACE
+
+
+def _replace(execution: Execution, **changes: Any) -> Execution:
+    return dataclasses.replace(execution, **changes)
