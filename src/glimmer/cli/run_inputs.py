@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -21,7 +22,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.target import TargetSelector
 from glimmer.api.test import BurnInTest, BurnInTestSpec
-from glimmer.backends.common.registry import SIM, FleetSim
+from glimmer.backends.common.registry import SIM
 from glimmer.cli.conventions import DEFAULT_SEED
 from glimmer.errors import InputError, InputErrors, Location
 from glimmer.fleet.faultspec import FaultSpec, from_declared, parse_faults
@@ -43,6 +44,10 @@ from glimmer.sinks.signing import secret_from
 from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict.lint import Severity
 from glimmer.verdict.text import name_some
+
+if TYPE_CHECKING:
+    # Annotation only: the name would import the simulator for every command reading inputs.
+    from glimmer.backends.common.registry import FleetSim
 
 API_VERSION = "burnin.glimmer.ai/v1alpha1"
 NAMESPACE = "default"
