@@ -13,6 +13,7 @@ space mid-run and a read-back that moved nothing (never a Fail: §12 lesson 16).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import mmap
@@ -192,10 +193,8 @@ def measure(ctx: Context) -> Outcome:
     try:
         return _measure_file(ctx, cfg, target, deadline)
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             target.unlink()
-        except FileNotFoundError:
-            pass
 
 
 def _open_direct(target: Path, flags: int) -> int | None:

@@ -2,13 +2,12 @@
 that a fixture tree can stand in for the real one in tests (and a container can be pointed at a
 host mount).
 
-| variable | default | read by |
-|---|---|---|
-| ``BURNIN_SYSFS_ROOT`` | ``/sys`` | host-health (AER, NICs, InfiniBand) |
-| ``BURNIN_PROC_ROOT`` | ``/proc`` | host-health (boot id), disk-io (mounts) |
-| ``BURNIN_KMSG_PATH`` | ``/dev/kmsg`` | host-health (kernel log, record by record) |
-| ``BURNIN_KERN_LOG_PATHS`` | ``/var/log/kern.log:/var/log/messages:/var/log/syslog`` | host-health, when the kernel log device cannot be read |
-| ``FINGERPRINT_PROBE_SYSFS`` | ``/host/sys`` | fingerprint-probe (§9.16: a read-only mount) |
+* ``BURNIN_SYSFS_ROOT`` (``/sys``): host-health's AER counters, NICs and InfiniBand ports;
+* ``BURNIN_PROC_ROOT`` (``/proc``): procfs, for runners that read it;
+* ``BURNIN_KMSG_PATH`` (``/dev/kmsg``): host-health's kernel log, record by record;
+* ``BURNIN_KERN_LOG_PATHS`` (``/var/log/kern.log:/var/log/messages:/var/log/syslog``): the
+  text logs host-health reads when the kernel log device cannot be read;
+* ``FINGERPRINT_PROBE_SYSFS`` (``/host/sys``): fingerprint-probe's read-only sysfs (§9.16).
 
 A regular file at ``BURNIN_KMSG_PATH`` is read as lines in the ``/dev/kmsg`` record format,
 which is how tests hand host-health a kernel log with an Xid line in it.

@@ -66,9 +66,12 @@ class ConfigError(Stop):
 
 class MissingTool(Stop):
     """A tool the runner wraps is not installed: Error, never Fail (the part was not judged).
-    The reason names the tool and where to get it."""
+    The reason names the tool, where it was looked for, and the package that provides it."""
 
-    def __init__(self, tool: str, package: str) -> None:
-        super().__init__(errored(f"{tool} not found on PATH: install the {package} package"))
+    def __init__(
+        self, tool: str, package: str, source: str = "Debian", where: str = "PATH", hint: str = ""
+    ) -> None:
+        reason = f"{tool} not found on {where}: install the {source} package {package}"
+        super().__init__(errored(f"{reason}; {hint}" if hint else reason))
         self.tool = tool
         self.package = package

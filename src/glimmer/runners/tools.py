@@ -7,6 +7,7 @@ with its whole process group, so no stray load survives the runner.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -17,9 +18,16 @@ from dataclasses import dataclass
 from glimmer.runners.outcome import MissingTool
 
 
-def find_tool(tool: str, package: str, extra_dirs: Iterable[str] = ()) -> str:
+def find_tool(
+    tool: str,
+    package: str,
+    extra_dirs: Iterable[str] = (),
+    source: str = "Debian",
+    hint: str = "",
+) -> str:
     """The executable's path: ``PATH`` first, then ``extra_dirs`` (e.g. a mounted
     /usr/local/dcgm/bin); raises MissingTool naming ``package`` when it is nowhere."""
+    extra_dirs = tuple(extra_dirs)
     found = shutil.which(tool)
     if found:
         return found
@@ -27,7 +35,8 @@ def find_tool(tool: str, package: str, extra_dirs: Iterable[str] = ()) -> str:
         candidate = os.path.join(directory, tool)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
-    raise MissingTool(tool, package)
+    where = ":".join(("PATH", *extra_dirs))
+    raise MissingTool(tool, package, source=source, where=where, hint=hint)
 
 
 @dataclass(frozen=True)
@@ -39,9 +48,7 @@ class ToolRun:
     timed_out: bool
 
 
-def run_tool(
-    argv: list[str], timeout: float, env: Mapping[str, str] | None = None
-) -> ToolRun:
+def run_tool(argv: list[str], timeout: float, env: Mapping[str, str] | None = None) -> ToolRun:
     """Run ``argv`` to completion or ``timeout`` seconds, in its own process group."""
     proc = subprocess.Popen(
         argv,
@@ -64,7 +71,5 @@ def run_tool(
 
 def kill_group(proc: subprocess.Popen[str]) -> None:
     """SIGKILL the process group ``proc`` leads (it was started in a new session)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
