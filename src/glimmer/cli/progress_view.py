@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -21,9 +22,12 @@ from rich.text import Text
 
 from glimmer.api.pinned import PLAN_ANNOTATION
 from glimmer.api.run import BurnInRun
-from glimmer.backends.common.registry import SimBackend
 from glimmer.contract.vocab import Phase
 from glimmer.engine.progress import RunProgress, progress_of
+
+if TYPE_CHECKING:
+    # Annotation only: the name imports the simulator.
+    from glimmer.backends.common.registry import SimBackend
 
 GLYPH: dict[Phase | None, tuple[str, str]] = {
     None: ("·", "dim"),
