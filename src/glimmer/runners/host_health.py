@@ -28,7 +28,7 @@ from glimmer.runners.nvml_probe import (
     read_static,
     replay_counters,
 )
-from glimmer.runners.outcome import Outcome, errored, failed, passed
+from glimmer.runners.outcome import Outcome, Stop, errored, failed, passed
 from glimmer.runners.pcie_aer import read_aer
 from glimmer.runners.program import Context, main, print_trace
 from glimmer.runners.report import MarkerWords, Report
@@ -176,6 +176,8 @@ def check(ctx: Context) -> Outcome:
     run = _Run(ctx)
     try:
         return run.check()
+    except Stop:
+        raise  # a decided ending (a bad variable, SIGTERM), not a crash
     except Exception as exc:  # a recovered panic: its summary and trace, then Error
         ctx.report.metric("host_health_panic", f"{type(exc).__name__}: {exc}")
         print_trace(ctx.report, exc)
