@@ -121,7 +121,7 @@ def backend(
         state,
         kwargs.pop("node_name", NODE),
         runner_command=command,
-        profiles={"prof": profile(list(tests), **kwargs.pop("profile_spec", {}))},
+        profiles={"prof": profile(list(tests), **kwargs.pop("profile_spec", {}))} if tests else {},
         tests=dict(tests),
         stop_grace=kwargs.pop("stop_grace", 0.2),
         **kwargs,
