@@ -1,5 +1,9 @@
 """The ``glimmer`` command: one Typer app; each command module registers its own commands.
 
+A new command is a row of :data:`COMMANDS` (name, module, first paragraph of its help): the app
+imports a command's module only when that command is resolved, so start-up stays what the
+command uses (``--version`` and ``--help`` load no command module at all).
+
 Error policy lives here once: bad input (InputError) prints one line naming the file, object and
 field and exits 2, never with a traceback.
 """
