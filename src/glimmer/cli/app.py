@@ -14,10 +14,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from glimmer import __version__
-from glimmer.errors import InputError, InputErrors
 
 if TYPE_CHECKING:
     import typer
+
+    from glimmer.errors import InputError
 
 # Every command: its name, the module (under glimmer.cli) whose ``register(app)`` adds it, and
 # the first paragraph of its help, in the order ``glimmer --help`` lists them. The app loads a
@@ -169,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     from glimmer.cli.help_style import is_usage_error, shows_help, styled, usage_line
+    from glimmer.errors import InputError, InputErrors
 
     try:
         command = styled(_the_app())
