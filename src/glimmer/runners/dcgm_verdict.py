@@ -103,8 +103,10 @@ def read_subtest(test: dict[str, Any]) -> Subtest:
 def _json_of(text: str) -> tuple[Any, bool]:
     """(the document, whether any JSON was attempted)."""
     start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
+    if start < 0:
         return None, False
+    if end < start:
+        return None, True  # a document cut short is still an attempted document
     try:
         return json.loads(text[start : end + 1]), True
     except ValueError:
