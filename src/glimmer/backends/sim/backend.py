@@ -95,11 +95,18 @@ class _Exec:
 
 
 class SimExecutions:
-    """The executions of one run: every one by name, the live ones by name."""
+    """The executions of one run: every one by name, the live ones by name, and the names of
+    those that changed, in order (the engine's change feed,
+    :class:`~glimmer.engine.backend.ExecutionChanges`: a mark is a position in it)."""
 
     def __init__(self) -> None:
         self.by_name: dict[str, _Exec] = {}
         self.live_names: dict[str, None] = {}
+        self.changes: list[str] = []
+
+    def changed_since(self, mark: int | None) -> tuple[int, Sequence[str]]:
+        end = len(self.changes)
+        return end, () if mark is None or mark >= end else self.changes[mark:]
 
     def get(self, name: str) -> Execution | None:
         record = self.by_name.get(name)
@@ -212,6 +219,7 @@ class SimBackend:
         record = _Exec(view)
         table.by_name[spec.name] = record
         table.live_names[spec.name] = None
+        self._runs_exec[spec.run_uid].changes.append(spec.name)  # the table itself
         self._owner[spec.name] = spec.run_uid
         rng = random.Random(_seed_of(self.seed, spec.name))
         if first_fault(self.faults, spec, ("log-unreadable",)) is not None:
@@ -243,6 +251,7 @@ class SimBackend:
         record = table.by_name.pop(name, None)
         table.live_names.pop(name, None)
         if record is not None:
+            table.changes.append(name)
             self._release_peers(uid, record.view.spec)
 
     def read_log(self, namespace: str, name: str) -> str:
@@ -277,6 +286,7 @@ class SimBackend:
         if record is None or not record.view.live:
             return False
         getattr(self, f"_on_{event.kind}")(event.uid, record)
+        self._runs_exec[event.uid].changes.append(event.name)  # its view changed (or it went)
         self.events_processed += 1
         if event.kind not in QUIET_EVENTS:
             self.touched.add(event.uid)
