@@ -1,0 +1,51 @@
+"""The runners need nothing but the standard library and glimmer.contract: each one runs in a
+fresh virtual environment (no pip, no packages) holding only copies of glimmer/contract and
+glimmer/runners, without even glimmer/__init__.py."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from real_runner import SRC, assert_contract, run_runner
+
+
+def test_each_runner_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    pkgs = tmp_path / "pkgs"
+    for package in ("contract", "runners"):
+        shutil.copytree(
+            SRC / "glimmer" / package,
+            pkgs / "glimmer" / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    assert not (pkgs / "glimmer" / "__init__.py").exists()
+    env = {"PYTHONPATH": str(pkgs)}
+    isolated = subprocess.run(
+        [python, "-c", "import glimmer.runners, pydantic"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert "No module named 'pydantic'" in isolated.stderr  # nothing else is installed there
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    cases = {
+        "host-health": ({"BURNIN_DURATION_SECONDS": "1"}, 0),
+        "disk-io": ({"DISK_IO_PATH": str(scratch), "DISK_IO_SIZE_MB": "4"}, 0),
+        "fingerprint-probe": ({"FINGERPRINT_PROBE_SYSFS": "/sys"}, 0),
+        "dcgm-diag": ({"PATH": "/usr/bin:/bin"}, 3),  # no DCGM here: Error naming dcgmi
+    }
+    for kind, (kind_env, code) in cases.items():
+        ran = run_runner(kind, {**env, **kind_env}, python=python)
+        assert_contract(ran)
+        assert ran.exit_code == code, (kind, ran.stdout, ran.stderr)
+        assert ran.stderr == "", (kind, ran.stderr)
+    script = subprocess.run(
+        [python, "-m", "glimmer.runners.cli", "fingerprint-probe"],
+        env={**env, "FINGERPRINT_PROBE_SYSFS": "/sys"}, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert script.returncode == 0, script.stderr
