@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,9 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.common.drivers import drive as virtual_clock_drive
+from glimmer.backends.common.drivers import drive_wall_clock
 from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.local.backend import LocalBackend
 from glimmer.backends.sim.backend import SimBackend
 from glimmer.engine.backend import Backend, ExecutionSpec, NodeView, RunStore
 from glimmer.engine.reconciler import Engine
@@ -140,9 +145,94 @@ SIM = dict(
     detects_stale_writes=True,
 )
 
+# -- local: this host, real processes (every node of the world is this host) ---------------------
+# The world's tests last 300 s and 600 s, and its deadline test wants a run deadline of 400 s to
+# fall while executions run, not while one is starting. Here the local substrate runs real
+# processes on a clock counting LOCAL_SCALE engine seconds per host second; the fake runner
+# lives LOCAL_RUNNER_SECONDS (400 engine seconds), so the first wave spans the run deadline
+# whatever the host's start-up latency (a few tenths of a second, i.e. ~100 engine seconds
+# here). It outlives its 300 s test's 420 s deadline on this clock once its start-up is
+# counted, so deadlines are enforced LOCAL_DEADLINE_SLACK times later (tests/backends/local
+# checks the deadline itself on a clock of its own).
+LOCAL_SCALE = 400.0
+LOCAL_RUNNER_SECONDS = 1.0
+LOCAL_DEADLINE_SLACK = 4.0
+LOCAL_RUNNER = f"import time\ntime.sleep({LOCAL_RUNNER_SECONDS})\n"  # passes, printing nothing
+LOCAL_POLL = 0.05  # host seconds between passes
+
+
+class LocalFastClock:
+    """The local substrate's clock for this suite: LOCAL_SCALE engine seconds per host second,
+    host times (an execution's start and end) mapped on it."""
+
+    def __init__(self) -> None:
+        self.origin = datetime.now(UTC)
+
+    def from_host(self, moment: datetime) -> datetime:
+        return self.origin + (moment - self.origin) * LOCAL_SCALE
+
+    def now(self) -> datetime:
+        return self.from_host(datetime.now(UTC))
+
+    def host_seconds(self, seconds: float) -> float:
+        return seconds * LOCAL_DEADLINE_SLACK / LOCAL_SCALE
+
+
+def _local(tmp_path: Path, world: World) -> LocalBackend:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    script = tmp_path / "conformance_runner.py"
+    script.write_text(LOCAL_RUNNER)
+    return LocalBackend(
+        tmp_path / "state",
+        [n.name for n in world.nodes],
+        runner_command=[sys.executable, str(script)],
+        profiles=world.profiles,
+        tests=dict(world.tests),
+        node_labels={n.name: dict(n.labels) for n in world.nodes},
+        clock=LocalFastClock(),
+        stop_grace=0.2,
+    )
+
+
+def _local_drive(backend: Any, engine: Engine, namespace: str, name: str) -> BurnInRun:
+    final = drive_wall_clock(
+        backend,
+        engine,
+        namespace,
+        name,
+        poll=LOCAL_POLL * LOCAL_SCALE,
+        sleep=lambda seconds: time.sleep(seconds / LOCAL_SCALE),
+        max_passes=MAX_PASSES,
+    )
+    assert final is not None
+    return final
+
+
+def _local_let_time_pass(backend: Any, seconds: float) -> None:
+    # Host time passes as it does; waiting longer than every execution lives proves nothing.
+    processes = _underlying(backend).processes
+    until = time.monotonic() + seconds / LOCAL_SCALE
+    while time.monotonic() < until and any(e.live for e in processes.all_executions()):
+        time.sleep(0.02)
+
+
+def _local_refuse(backend: Any) -> None:
+    _underlying(backend).delivery.sinks = RefusingSinks()
+
+
 SUBSTRATES: tuple[Substrate, ...] = (
     Substrate("sim", make=_sim, **SIM),  # type: ignore[arg-type]
     Substrate("sim+file-store", make=_sim_on_files, **SIM),  # type: ignore[arg-type]
+    Substrate(
+        "local",
+        make=_local,
+        # A uid from the name, as the simulator's is from its seed: two instances, same names.
+        submit=lambda backend, run: backend.submit(_with_uid(run)),
+        drive=_local_drive,
+        let_time_pass=_local_let_time_pass,
+        refuse_sinks=_local_refuse,
+        detects_stale_writes=True,
+    ),
 )
 
 

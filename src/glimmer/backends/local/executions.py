@@ -147,6 +147,16 @@ class ProcessExecutions:
                 found.append(execution)
         return ExecutionIndex(found)
 
+    def all_executions(self) -> list[Execution]:
+        """Every execution recorded on this host, of every run."""
+        found = []
+        for path in self.records.all():
+            record = path.read()
+            execution = self._observe(record) if record is not None else None
+            if execution is not None:
+                found.append(execution)
+        return found
+
     def _time(self, value: object) -> datetime | None:
         moment = parse_time(value)
         return self.clock.from_host(moment) if moment is not None else None
