@@ -16,7 +16,9 @@ the window. Nothing readable at all: ``HOST_HEALTH_ERROR``, exit 3. host-health 
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from glimmer.runners.deadline import Deadline
 from glimmer.runners.kernel_log import open_kernel_log
@@ -43,6 +45,18 @@ DEFAULT_WINDOW_S = 15
 
 def window_seconds(ctx: Context) -> int:
     return min(ctx.settings.duration(DEFAULT_WINDOW_S), MAX_WINDOW_S)
+
+
+def nic_absent_reason(proc: Path) -> str:
+    """Why no physical NIC was seen: told apart by comparing this process's network namespace
+    with init's (both readable only as root; otherwise the reason says it could not tell)."""
+    try:
+        mine, init = os.readlink(proc / "self/ns/net"), os.readlink(proc / "1/ns/net")
+    except OSError:
+        return "no physical NIC in this network namespace (run with host networking)"
+    if mine != init:
+        return f"not the host network namespace ({mine}): run with host networking"
+    return "no physical NIC in the host network namespace"
 
 
 class _Run:
@@ -110,10 +124,7 @@ class _Run:
                 r.metric("nic_link_down_total", sum(t for t in totals if t is not None))
         else:
             r.metric("nic_status", "absent")
-            r.metric(
-                "nic_absent_reason",
-                "no physical NIC in this network namespace (run with host networking)",
-            )
+            r.metric("nic_absent_reason", nic_absent_reason(ctx.paths.proc))
         if ib_before.present:
             self.sources.append("infiniband")
             r.metric("ib_ports", len(ib_before.ports))
