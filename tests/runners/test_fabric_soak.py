@@ -1,0 +1,146 @@
+"""fabric-soak as a program: Skips for real on this host (no RDMA device); a Group rank is an
+Error (Appendix C decided); the window must be shorter than the duration; on a fixture host a
+server and a client soak in windows through stand-ins printing perftest's format, with the port
+counters reported as a delta."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from glimmer.contract.parse import parse
+from glimmer.contract.vocab import RunnerVerdict
+
+KIND = "fabric-soak"
+MODULE = "glimmer.runners.fabric_soak"
+FIXTURES = Path(__file__).parent / "fixtures" / "ib-write-bw"
+LOOPBACK_GID = "0000:0000:0000:0000:0000:ffff:7f00:0001"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BURNIN_", "FABRIC_SOAK_"))}
+    env.update(extra)
+    return env
+
+
+def _run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", MODULE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def _sysfs(root: Path) -> Path:
+    port = root / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
+    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs", "counters"):
+        (port / sub).mkdir(parents=True)
+    (port / "state").write_text("4: ACTIVE\n")
+    (port / "link_layer").write_text("Ethernet\n")
+    (port / "gids" / "3").write_text(LOOPBACK_GID + "\n")
+    (port / "gid_attrs" / "types" / "3").write_text("RoCE v2\n")
+    (port / "gid_attrs" / "ndevs" / "3").write_text("lo\n")
+    (port / "counters" / "symbol_error").write_text("0\n")
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_with_no_rdma_device_it_skips_with_the_marker() -> None:
+    done = _run(_env(BURNIN_ROLE="server", BURNIN_DURATION_SECONDS="60"))
+    assert done.returncode == 2, done.stdout
+    assert parse(KIND, done.stdout, 2).verdict is RunnerVerdict.SKIP
+    assert done.stdout.rstrip().splitlines()[-1].startswith("FABRIC_SOAK_SKIP: ")
+
+
+def test_a_group_rank_is_an_error_not_a_skip() -> None:
+    done = _run(_env(BURNIN_RANK="0", BURNIN_NRANKS="3"))
+    assert done.returncode == 3
+    assert parse(KIND, done.stdout, 3).verdict is RunnerVerdict.ERROR
+
+
+def test_a_window_not_shorter_than_the_duration_is_an_error() -> None:
+    done = _run(_env(BURNIN_ROLE="client", BURNIN_DURATION_SECONDS="20"))
+    assert done.returncode == 3
+    assert "FABRIC_SOAK_WINDOW_SECONDS" in parse(KIND, done.stdout, 3).message
+
+
+def test_a_soak_reports_window_statistics_and_the_counter_delta(tmp_path: Path) -> None:
+    sysfs = _sysfs(tmp_path / "sys")
+    env = _env(
+        BURNIN_SYSFS_ROOT=str(sysfs),
+        BURNIN_HEALTH_PORT=str(_free_port()),
+        BURNIN_PERFTEST_PORT=str(_free_port()),
+        BURNIN_DURATION_SECONDS="4",
+        FABRIC_SOAK_WINDOW_SECONDS="1",
+        PATH=f"{FIXTURES / 'bin'}:{os.environ['PATH']}",
+        STANDIN_BW=str(FIXTURES / "bw-duration-gbits.txt"),
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", MODULE],
+        env={**env, "BURNIN_ROLE": "server"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        client = _run({**env, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": "127.0.0.1"})
+        served, _ = server.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 0, served
+    result = parse(KIND, client.stdout, client.returncode)
+    assert client.returncode == 0, client.stdout
+    windows = int(result.metrics["soakIterations"])
+    assert windows >= 1
+    assert result.metrics["soakFailedIterations"] == "0"
+    assert result.metrics["minBandwidthGbps"] == "99.61"
+    assert result.metrics["p1BandwidthGbps"] == "99.61"
+    assert result.metrics["meanBandwidthGbps"] == "99.61"
+    assert result.metrics["bandwidthStdDevGbps"] == "0.000"
+    assert result.metrics["linkErrorEvents"] == "0"
+    assert "bandwidthGbps" not in result.metrics  # the soak never prints the single-run name
+
+
+def test_failed_windows_fail_the_soak_and_are_counted(tmp_path: Path) -> None:
+    env = _env(
+        BURNIN_SYSFS_ROOT=str(_sysfs(tmp_path / "sys")),
+        BURNIN_HEALTH_PORT=str(_free_port()),
+        BURNIN_PERFTEST_PORT=str(_free_port()),
+        BURNIN_DURATION_SECONDS="3",
+        FABRIC_SOAK_WINDOW_SECONDS="1",
+        PATH=f"{FIXTURES / 'bin'}:{os.environ['PATH']}",
+        STANDIN_BW=str(FIXTURES / "memlock-cq.txt"),
+        STANDIN_EXIT="1",
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", MODULE],
+        env={**env, "BURNIN_ROLE": "server"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        client = _run({**env, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": "127.0.0.1"})
+        server.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    result = parse(KIND, client.stdout, client.returncode)
+    assert client.returncode == 1, client.stdout
+    assert result.verdict is RunnerVerdict.FAIL
+    assert int(result.metrics["soakFailedIterations"]) == int(result.metrics["soakIterations"])
+    assert "minBandwidthGbps" not in result.metrics  # no window measured: nothing to fold
