@@ -85,8 +85,10 @@ def test_this_host_is_judged_from_its_real_kernel_log_and_nics() -> None:
 def test_breadcrumbs_are_printed_stage_by_stage_before_the_marker() -> None:
     ran = run_runner("host-health", {"BURNIN_DURATION_SECONDS": "1"})
     stages = [ln.split("=", 1)[1] for ln in ran.stdout.splitlines() if "host_health_stage=" in ln]
-    assert stages == ["start", "nvml", "kernel-log", "pcie-aer", "nic", "window", "window-end",
-                      "done"]  # fmt: skip
+    assert stages == [
+        "start", "nvml", "amdgpu-ras", "kernel-log", "pcie-aer", "nic", "window", "window-end",
+        "done",
+    ]  # fmt: skip
 
 
 def test_an_xid_logged_during_the_window_fails_the_node(tmp_path: Path) -> None:
@@ -244,6 +246,7 @@ def test_nvml_on_a_part_without_ecc_declares_ecc_and_rows_unmeasurable(tmp_path:
     assert (m["nvmlStatus"], m["eccMode"], m["devicesVisible"]) == ("ok", "unsupported", "1")
     assert {"eccErrors", "remappedRows"} <= ran.parsed.unmeasurable
     assert m["gpuName"] == "NVIDIA GB10"
+    assert "retiredPagesTotal" in ran.parsed.unmeasurable
     assert m["pcieReplayErrors"] == "0"
 
 
@@ -257,6 +260,43 @@ def test_nvml_uncorrected_ecc_and_pcie_replays_fail_the_node(tmp_path: Path) -> 
     assert m["remappedRows"] == "0"
     assert m["pcieReplayErrors"] == "3"
     assert ran.marker == "HOST_HEALTH_FAULT: ecc_errors=2 pcie_replay_count=3"
+
+
+def test_nvml_retired_pages_are_summed_on_parts_that_retire_pages(tmp_path: Path) -> None:
+    ran = run_runner("host-health", _with_fake_nvml(quiet_host(tmp_path), shape="v100"))
+    assert_contract(ran)
+    assert ran.parsed.metrics["retiredPagesTotal"] == "1"
+
+
+def amd_gpu(sysfs: Path, address: str, counters: dict[str, str]) -> None:
+    fn = sysfs / "bus" / "pci" / "devices" / address
+    _write(fn / "vendor", "0x1002\n")
+    for name, text in counters.items():
+        _write(fn / "ras" / f"{name}_err_count", text)
+
+
+def test_amdgpu_ras_counters_gate_uncorrectable_errors(tmp_path: Path) -> None:
+    env = quiet_host(tmp_path)
+    sysfs = Path(env["BURNIN_SYSFS_ROOT"])
+    amd_gpu(sysfs, "0000:c1:00.0", {"umc": "ue: 1\nce: 4\n", "gfx": "ue: 0\nce: 2\n"})
+    amd_gpu(sysfs, "0000:c2:00.0", {"umc": "ue: 0\nce: 0\n"})
+    ran = run_runner("host-health", env)
+    assert_contract(ran)
+    m = ran.parsed.metrics
+    assert (m["eccSource"], m["devicesVisible"], m["eccErrors"]) == ("amdgpu-sysfs", "2", "1")
+    assert (m["eccDbeTotal"], m["eccSbeTotal"]) == ("1", "6")
+    assert ran.exit_code == 1
+    assert ran.marker == "HOST_HEALTH_FAULT: ecc_errors=1"
+
+
+def test_an_unreadable_amdgpu_counter_is_named_and_the_total_omitted(tmp_path: Path) -> None:
+    env = quiet_host(tmp_path)
+    amd_gpu(Path(env["BURNIN_SYSFS_ROOT"]), "0000:c1:00.0", {"umc": "ue: 0\nce: 0\n",
+                                                              "sdma": "garbled\n"})  # fmt: skip
+    ran = run_runner("host-health", env)
+    assert_contract(ran)
+    assert ran.parsed.metrics["amdRasUnreadableFiles"] == "0000:c1:00.0/sdma_err_count"
+    assert "eccErrors" not in ran.parsed.metrics
 
 
 def test_a_crash_prints_the_panic_and_its_trace_then_errors(

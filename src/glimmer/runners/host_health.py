@@ -1,8 +1,9 @@
 """host-health (§9.8): passive fault counters over a short observation window, no load.
 
 Sources, each reported with its own status so an unread source is told apart from a clean one:
-NVML (when ``nvidia-ml-py`` and a GPU are present), the kernel log (``/dev/kmsg``, else the
-text logs), sysfs PCIe AER, NIC link state and link-down counters, InfiniBand/RoCE ports.
+NVML (when ``nvidia-ml-py`` and a GPU are present), amdgpu RAS counters, the kernel log
+(``/dev/kmsg``, else the text logs), sysfs PCIe AER, NIC link state and link-down counters,
+InfiniBand/RoCE ports.
 
 Window = ``BURNIN_DURATION_SECONDS`` clamped to 30 s (unset or 0: 15 s); own deadline 55 s;
 8 s per external probe. A ``host_health_stage`` breadcrumb is printed (and flushed) as each
@@ -20,6 +21,7 @@ import os
 import time
 from pathlib import Path
 
+from glimmer.runners.amd_ras import read_ras
 from glimmer.runners.deadline import Deadline
 from glimmer.runners.kernel_log import open_kernel_log
 from glimmer.runners.net_links import link_down_events, read_ib, read_nics, saturated
@@ -85,6 +87,27 @@ class _Run:
         self.gated.update(reading.gated)
         return nvml, replay_counters(nvml)
 
+    def amd_ras(self) -> None:
+        """amdgpu RAS counters; NVML's ECC, when it answered, wins (first vendor wins)."""
+        self.stage("amdgpu-ras")
+        ras = read_ras(self.ctx.paths.sysfs)
+        if not ras.gpus:
+            return
+        self.sources.append("amdgpu-ras")
+        if "ecc_errors" in self.gated:
+            self.r.metric("eccVendorConflict", "nvidia,amd: NVML's ECC kept")
+            return
+        self.r.metric("eccSource", "amdgpu-sysfs")
+        self.r.metric("devicesVisible", ras.gpus)
+        if ras.unreadable:
+            self.r.metric("amdRasUnreadableFiles", ",".join(ras.unreadable))
+            return  # a total over the counters that answered would understate
+        self.r.metric("eccMode", "enabled")
+        self.r.metric("ecc_errors", ras.uncorrectable)
+        self.r.metric("eccDbeTotal", ras.uncorrectable)
+        self.r.metric("eccSbeTotal", ras.correctable)
+        self.gated["ecc_errors"] = ras.uncorrectable
+
     def check(self) -> Outcome:
         ctx, r = self.ctx, self.r
         deadline = Deadline(OWN_DEADLINE_S)
@@ -93,6 +116,7 @@ class _Run:
         r.metric("host_health_version", HOST_HEALTH_VERSION)
         self.stage("start")
         nvml, replays_before = self.nvml_reading()
+        self.amd_ras()
 
         self.stage("kernel-log")
         log, why = open_kernel_log(ctx.paths.kmsg, ctx.paths.kern_logs)

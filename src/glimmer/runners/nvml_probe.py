@@ -154,6 +154,23 @@ def _rows(nvml: Nvml, out: NvmlReading) -> None:
         out.gated["rows_remapped"] = rows
 
 
+def _retired_pages(nvml: Nvml, out: NvmlReading) -> None:
+    """Pages retired for repeated single-bit and for double-bit errors (pre-Ampere parts;
+    a part with a row remapper answers NOT_SUPPORTED, which is n/a)."""
+    answers: list[int | None] = []
+    for h in nvml.handles:
+        try:
+            answers.append(sum(len(nvml.call("nvmlDeviceGetRetiredPages", h, c)) for c in (0, 1)))
+        except Unsupported:
+            answers.append(None)
+        except Exception:
+            return
+    if all(a is None for a in answers):
+        out.na.append("retiredPagesTotal")
+    elif all(a is not None for a in answers):
+        out.values["retiredPagesTotal"] = sum(a for a in answers if a is not None)
+
+
 def read_static(nvml: Nvml) -> NvmlReading:
     out = NvmlReading()
     out.values["devicesVisible"] = len(nvml.handles)
@@ -165,6 +182,7 @@ def read_static(nvml: Nvml) -> NvmlReading:
             out.values[key] = _text(nvml.call(name, *args))
     _ecc(nvml, out)
     _rows(nvml, out)
+    _retired_pages(nvml, out)
     try:
         temps = nvml.each("nvmlDeviceGetTemperature", TEMPERATURE_GPU)
         out.values["gpu_temp_c"] = float(max(temps))
