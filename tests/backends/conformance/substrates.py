@@ -149,13 +149,14 @@ SIM = dict(
 # The world's tests last 300 s and 600 s, and its deadline test wants a run deadline of 400 s to
 # fall while executions run, not while one is starting. Here the local substrate runs real
 # processes on a clock counting LOCAL_SCALE engine seconds per host second; the fake runner
-# lives LOCAL_RUNNER_SECONDS (400 engine seconds), so the first wave spans the run deadline
-# whatever the host's start-up latency (a few tenths of a second, i.e. ~100 engine seconds
-# here). It outlives its 300 s test's 420 s deadline on this clock once its start-up is
+# lives LOCAL_RUNNER_SECONDS (402 engine seconds), so the first wave spans the run deadline
+# whatever the host's start-up latency (a few tenths of a second, ~100 engine seconds here; a
+# supervisor and a runner starting up may take a second on a loaded host, and still end inside
+# the 720 s window). It outlives its 300 s test's 420 s deadline on this clock once its start-up is
 # counted, so deadlines are enforced LOCAL_DEADLINE_SLACK times later (tests/backends/local
 # checks the deadline itself on a clock of its own).
-LOCAL_SCALE = 400.0
-LOCAL_RUNNER_SECONDS = 1.0
+LOCAL_SCALE = 300.0
+LOCAL_RUNNER_SECONDS = 1.34
 LOCAL_DEADLINE_SLACK = 4.0
 LOCAL_RUNNER = f"import time\ntime.sleep({LOCAL_RUNNER_SECONDS})\n"  # passes, printing nothing
 LOCAL_POLL = 0.05  # host seconds between passes
