@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -297,6 +298,29 @@ def test_an_unreadable_amdgpu_counter_is_named_and_the_total_omitted(tmp_path: P
     assert_contract(ran)
     assert ran.parsed.metrics["amdRasUnreadableFiles"] == "0000:c1:00.0/sdma_err_count"
     assert "eccErrors" not in ran.parsed.metrics
+
+
+def test_sigterm_during_the_window_is_an_error_with_the_evidence_so_far(tmp_path: Path) -> None:
+    env = quiet_host(tmp_path)
+    env["BURNIN_DURATION_SECONDS"] = "30"
+    proc = subprocess.Popen(
+        argv_of("host-health"), env=runner_env(env), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.strip() == "host_health_stage=window":
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest, err = proc.communicate(timeout=20)
+    ran = finish("host-health", "".join(seen) + rest, err, proc.returncode)
+    assert_contract(ran)
+    assert ran.exit_code == 3
+    assert ran.marker == "HOST_HEALTH_ERROR: terminated by signal SIGTERM before a verdict"
+    assert ran.parsed.metrics["hostHealthStage"] == "window"
+    assert "xidEvents" not in ran.parsed.metrics  # the window was not watched to its end
 
 
 def test_a_crash_prints_the_panic_and_its_trace_then_errors(
