@@ -6,10 +6,13 @@ counters reported as a delta."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from real_runner import SRC, assert_contract, finish, run_runner
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -103,6 +106,7 @@ def test_a_soak_reports_window_statistics_and_the_counter_delta(tmp_path: Path) 
     assert server.returncode == 0, served
     result = parse(KIND, client.stdout, client.returncode)
     assert client.returncode == 0, client.stdout
+    assert_contract(finish(KIND, client.stdout, client.stderr, client.returncode))
     windows = int(result.metrics["soakIterations"])
     assert windows >= 1
     assert result.metrics["soakFailedIterations"] == "0"
@@ -144,3 +148,24 @@ def test_failed_windows_fail_the_soak_and_are_counted(tmp_path: Path) -> None:
     assert result.verdict is RunnerVerdict.FAIL
     assert int(result.metrics["soakFailedIterations"]) == int(result.metrics["soakIterations"])
     assert "minBandwidthGbps" not in result.metrics  # no window measured: nothing to fold
+
+
+def test_fabric_soak_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
+    """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    for package in ("contract", "runners"):
+        shutil.copytree(
+            SRC / "glimmer" / package,
+            tmp_path / "pkgs" / "glimmer" / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    env = {
+        "PYTHONPATH": str(tmp_path / "pkgs"),
+        "BURNIN_ROLE": "client",
+        "BURNIN_PEER_HOST": "10.0.0.1",
+    }
+    ran = run_runner("fabric-soak", env, python=str(venv / "bin" / "python"))
+    assert_contract(ran)
+    assert ran.exit_code == 2, ran.stdout + ran.stderr
+    assert ran.stderr == ""

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from real_runner import SRC, assert_contract, finish, run_runner
+
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
 
@@ -139,6 +141,7 @@ def test_a_pair_runs_both_phases_over_the_control_connection(tmp_path: Path) -> 
     client, served, calls = _pair(tmp_path, MODULE, BURNIN_DURATION_SECONDS="25")
     result = parse(KIND, client.stdout, client.returncode)
     assert client.returncode == 0, client.stdout
+    assert_contract(finish(KIND, client.stdout, client.stderr, client.returncode))
     assert result.metrics["bandwidthGbps"] == "99.61"
     assert result.metrics["messageRateMpps"] == "0.011874"
     assert result.metrics["latencyUs"] == "1.71"
@@ -198,3 +201,24 @@ def test_a_peer_that_never_appears_is_an_error(tmp_path: Path) -> None:
     done = _run(MODULE, env)
     assert done.returncode == 3, done.stdout
     assert "never appeared" in parse(KIND, done.stdout, 3).message
+
+
+def test_ib_write_bw_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
+    """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    for package in ("contract", "runners"):
+        shutil.copytree(
+            SRC / "glimmer" / package,
+            tmp_path / "pkgs" / "glimmer" / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    env = {
+        "PYTHONPATH": str(tmp_path / "pkgs"),
+        "BURNIN_ROLE": "client",
+        "BURNIN_PEER_HOST": "10.0.0.1",
+    }
+    ran = run_runner("ib-write-bw", env, python=str(venv / "bin" / "python"))
+    assert_contract(ran)
+    assert ran.exit_code == 2, ran.stdout + ran.stderr
+    assert ran.stderr == ""

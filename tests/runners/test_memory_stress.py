@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from real_runner import SRC, assert_contract, finish, run_runner
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -63,6 +64,7 @@ def test_a_real_run_passes_with_real_bandwidth(stressapptest: str) -> None:
     done = _run(_env(BURNIN_DURATION_SECONDS="3", BURNIN_MEMORY_MB="64", BURNIN_MEMORY_THREADS="1"))
     result = parse(KIND, done.stdout, done.returncode)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert_contract(finish(KIND, done.stdout, done.stderr, done.returncode))
     assert result.verdict is RunnerVerdict.PASS
     assert result.metrics["memoryErrors"] == "0"
     assert result.metrics["miscompares"] == "0"
@@ -169,3 +171,25 @@ def test_sigterm_mid_run_is_an_error_with_no_counters(stressapptest: str) -> Non
     assert result.verdict is RunnerVerdict.ERROR
     assert "memoryErrors" not in result.metrics
     assert "readBandwidthMBs" not in result.metrics
+
+
+def test_memory_stress_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
+    """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    for package in ("contract", "runners"):
+        shutil.copytree(
+            SRC / "glimmer" / package,
+            tmp_path / "pkgs" / "glimmer" / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    env = {
+        "PYTHONPATH": str(tmp_path / "pkgs"),
+        "BURNIN_DURATION_SECONDS": "2",
+        "BURNIN_MEMORY_MB": "16",
+        "BURNIN_MEMORY_THREADS": "1",
+    }
+    ran = run_runner("memory-stress", env, python=str(venv / "bin" / "python"))
+    assert_contract(ran)
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert ran.stderr == ""

@@ -12,8 +12,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from real_runner import SRC, assert_contract, finish, run_runner
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -139,6 +141,7 @@ def test_a_pair_across_two_namespaces_measures_real_throughput(hosts: Hosts) -> 
             server.wait()
     result = parse(KIND, client.stdout, client.returncode)
     assert client.returncode == 0, client.stdout + client.stderr
+    assert_contract(finish(KIND, client.stdout, client.stderr, client.returncode))
     assert result.verdict is RunnerVerdict.PASS
     assert float(result.metrics["tcpThroughputGbps"]) > 0
     assert int(result.metrics["tcpRetransmits"]) >= 0  # a real count, reported even at 0
@@ -271,3 +274,20 @@ def test_a_missing_iperf3_is_an_error_naming_tool_and_package() -> None:
     assert done.returncode == 3
     message = parse(KIND, done.stdout, 3).message
     assert message.count("iperf3") >= 2 and "package" in message
+
+
+def test_tcp_baseline_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
+    """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    for package in ("contract", "runners"):
+        shutil.copytree(
+            SRC / "glimmer" / package,
+            tmp_path / "pkgs" / "glimmer" / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    env = {"PYTHONPATH": str(tmp_path / "pkgs"), "TCP_BASELINE_PORT": "5201"}
+    ran = run_runner("tcp-baseline", env, python=str(venv / "bin" / "python"))
+    assert_contract(ran)
+    assert ran.exit_code == 2, ran.stdout + ran.stderr
+    assert ran.stderr == ""
