@@ -5,6 +5,7 @@ verdict function; the level ladder, the parameters, the field deltas; Error with
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -128,14 +129,34 @@ def test_missing_dcgmi_is_an_error_naming_the_tool_and_package(tmp_path: Path) -
     assert "datacenter-gpu-manager-4-core" in ran.marker
 
 
-def test_missing_hostengine_is_an_error_naming_it(tmp_path: Path) -> None:
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_loopback_hostengine_is_started_for_the_run_and_stopped_after(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    # One test for both halves: each needs port 5555 to itself.
+    assert not _listening(dcgm_diag.PORT)
+    bin_dir = tmp_path / "bin"  # dcgmi without its hostengine
+    bin_dir.mkdir()
+    os.symlink(FIXTURES / "dcgm-diag" / "dcgmi", bin_dir / "dcgmi")
     ran = run_runner(
-        "dcgm-diag",
-        {"PATH": f"{FIXTURES / 'dcgm-diag'}:{tmp_path}", "FAKE_DCGMI_LOG": str(tmp_path / "l")},
+        "dcgm-diag", {"PATH": f"{bin_dir}:/usr/bin:/bin", "FAKE_DCGMI_LOG": str(tmp_path / "l")}
     )
     assert_contract(ran)
     assert ran.exit_code == 3
     assert ran.marker.startswith("DCGM_DIAG_ERROR: nv-hostengine not found")
+
+    capture = shared_dir / "conformance" / "dcgm-diag" / "gb10-level1.json"
+    env = {"BURNIN_DCGM_HOSTENGINE_ADDRESS": "", "FAKE_HOSTENGINE_LOG": str(tmp_path / "he")}
+    ran = run_dcgm(tmp_path, capture, **env)
+    assert_contract(ran)
+    assert ran.exit_code == 0, ran.stdout
+    assert (tmp_path / "he").read_text().split() == ["-n", "-b", "127.0.0.1", "-p", "5555"]
+    assert "--host 127.0.0.1:5555" in (tmp_path / "dcgmi.log").read_text()
+    assert not _listening(dcgm_diag.PORT)  # no hostengine left behind
 
 
 # ---- the verdict order, one rule each ----------------------------------------------------------
