@@ -49,6 +49,7 @@ DEFAULT_PORT = 5201
 # slack the dispatcher gives past the duration, so a late server still ends in our own marker.
 PEER_WAIT_S = 110
 RETRY_EVERY_S = 1.0
+CONNECT_TIMEOUT_MS = 5000
 RUN_NETNS = Path("/run/netns")
 
 
@@ -117,7 +118,10 @@ def _client(ctx: Context, binary: str, duration: int, port: int) -> Outcome:
     decision = decide_client(routes, peer, named, netns)
     _print_guard(ctx, decision, netns)
     _enforce(decision)
+    # A bounded connect, so an absent listener is retried within the wait instead of waiting
+    # out the kernel's SYN retries once.
     argv = [binary, "-c", peer, "-p", str(port), "-t", str(duration), "-J"]
+    argv += ["--connect-timeout", str(CONNECT_TIMEOUT_MS)]
     ctx.report.note(f"running: iperf3 {' '.join(argv[1:])} (over {decision.test_interface})")
     while True:
         done = run_tool(argv, duration + 60.0)
