@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -103,25 +104,28 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def start_hostengine(deadline_s: float = 15.0) -> subprocess.Popen[str] | None:
+def start_hostengine(deadline_s: float = 15.0) -> subprocess.Popen[bytes] | None:
     """A loopback-bound nv-hostengine; None when one already listens on the port."""
     if _listening(PORT):
         return None
     path = find_tool("nv-hostengine", DCGM_PACKAGE, DCGM_DIRS, DCGM_SOURCE, DCGM_HINT)
-    proc = subprocess.Popen(
-        [path, "-n", "-b", "127.0.0.1", "-p", str(PORT)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if _listening(PORT):
-            return proc
-        if proc.poll() is not None:
-            raise Stop(errored(f"nv-hostengine exited {proc.returncode} before listening"))
-        time.sleep(0.2)
+    # Its words go to a file, not a pipe nobody drains (a full pipe would stall it).
+    with tempfile.TemporaryFile("w+") as said:
+        proc = subprocess.Popen(
+            [path, "-n", "-b", "127.0.0.1", "-p", str(PORT)],
+            stdout=said,
+            stderr=said,
+            start_new_session=True,
+        )
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            if _listening(PORT):
+                return proc
+            if proc.poll() is not None:
+                said.seek(0)
+                words = " ".join(said.read(300).split())
+                raise Stop(errored(f"nv-hostengine exited {proc.returncode}: {words}"))
+            time.sleep(0.2)
     kill_group(proc)
     raise Stop(errored(f"nv-hostengine did not listen on 127.0.0.1:{PORT} in {deadline_s:g} s"))
 

@@ -69,7 +69,7 @@ def run_tool(argv: list[str], timeout: float, env: Mapping[str, str] | None = No
         return ToolRun(tuple(argv), -1, out, err, timed_out=True)
 
 
-def kill_group(proc: subprocess.Popen[str]) -> None:
+def kill_group(proc: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
     """SIGKILL the process group ``proc`` leads (it was started in a new session)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
