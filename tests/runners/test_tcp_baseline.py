@@ -291,3 +291,33 @@ def test_tcp_baseline_runs_with_only_the_contract_beside_it(tmp_path: Path) -> N
     assert_contract(ran)
     assert ran.exit_code == 2, ran.stdout + ran.stderr
     assert ran.stderr == ""
+
+
+def test_a_server_port_already_taken_is_an_error_at_once(hosts: Hosts) -> None:
+    squatter = subprocess.Popen(
+        ["ip", "netns", "exec", hosts.server, "iperf3", "-s", "-p", "5302"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # Wait until it holds the port (a plain iperf3 -s survives a bare connection).
+        probe = "import socket,time\nfor _ in range(100):\n" + (
+            "    try:\n        socket.create_connection(('127.0.0.1', 5302), 1).close(); break\n"
+            "    except OSError: time.sleep(0.1)\n"
+        )
+        subprocess.run(
+            ["ip", "netns", "exec", hosts.server, sys.executable, "-c", probe],
+            check=True,
+            timeout=60,
+        )
+        done = _run(
+            hosts.server,
+            BURNIN_ROLE="server",
+            TCP_BASELINE_PORT="5302",
+            TCP_BASELINE_INTERFACE=hosts.server_fabric,
+        )
+    finally:
+        squatter.terminate()
+        squatter.wait()
+    assert done.returncode == 3, done.stdout
+    assert "could not listen on port 5302" in parse(KIND, done.stdout, 3).message

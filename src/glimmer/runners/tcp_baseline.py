@@ -163,6 +163,8 @@ def _server(ctx: Context, binary: str, duration: int, port: int) -> Outcome:
         if run.error is None and (run.received_bytes or run.bytes):
             peer = ctx.settings.raw("BURNIN_PEER_NODE") or ctx.settings.raw("BURNIN_PEER_HOST")
             return passed(f"served {peer or 'the client'} ({restarts} listener restarts)")
+        if run.error and "listener" in run.error.lower():  # e.g. the port is taken
+            return errored(f"iperf3 could not listen on port {port}: {run.error}")
         restarts += 1  # a connection that brought no test consumed the one-off server
         time.sleep(0.2)
     return errored(f"the client never completed a test within {deadline.seconds:.0f} s")
