@@ -41,6 +41,9 @@ if env.get("FAKE_CHILD"):  # a child of its own in the runner's group (left behi
 for name in env.get("FAKE_PRINT_ENV", "").split(","):
     if name:
         print(f"env.{name}={env.get(name, '<unset>')}")
+if env.get("FAKE_PRINT_MEMLOCK"):
+    import resource
+    print("memlock=%d" % resource.getrlimit(resource.RLIMIT_MEMLOCK)[0])
 print("started", flush=True)
 time.sleep(float(env.get("FAKE_SLEEP", "0")))
 print(f"miscompares={env.get('FAKE_MISCOMPARES', '0')}")

@@ -5,7 +5,9 @@ is, its cordon shared through the state directory."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -298,3 +300,52 @@ def test_alive_tells_a_recorded_process_from_a_reused_pid() -> None:
         child.kill()
         child.wait()
     assert not alive(ProcessId(child.pid, start))
+
+
+def _with_mounts(*mounts: Mount, **env: str) -> ExecutionSpec:
+    return dataclasses.replace(_spec(**env), mounts=mounts)
+
+
+def test_a_host_path_asked_for_at_another_path_is_refused_and_nothing_runs(
+    tmp_path: Path,
+) -> None:
+    marks = tmp_path / "marks"
+    b = _local(tmp_path)
+    b.create_execution(_with_mounts(Mount(str(tmp_path), "/data"), FAKE_MARKS=str(marks)))
+    done = _until(b, lambda e: e.phase.terminated)
+    assert (done.phase, done.container_reason) == (ExecPhase.FAILED, "StartError")
+    assert "/data" in done.container_message and not marks.exists()
+
+
+def test_a_host_path_missing_on_this_host_is_no_refusal_the_runner_sees_the_host_as_it_is(
+    tmp_path: Path,
+) -> None:
+    b = _local(tmp_path)
+    missing = str(tmp_path / "not-here")
+    b.create_execution(_with_mounts(Mount(missing, missing, host_type="Directory")))
+    assert _until(b, lambda e: e.phase.terminated).phase is ExecPhase.SUCCEEDED
+
+
+def test_an_infiniband_mount_raises_the_runners_memlock_limit_and_others_do_not(
+    tmp_path: Path,
+) -> None:
+    b = _local(tmp_path)
+    here = str(tmp_path)
+    plain = _with_mounts(Mount(here, here), FAKE_PRINT_MEMLOCK="1")
+    rdma = dataclasses.replace(
+        plain, name="rdma-a1", mounts=(Mount("/dev/infiniband", "/dev/infiniband"),)
+    )
+    soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    low = 4096 if hard == resource.RLIM_INFINITY else min(4096, hard // 2)
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (low, hard))  # inherited by the supervisors
+    try:
+        b.create_execution(plain)
+        b.create_execution(rdma)
+    finally:
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (soft, hard))
+    for name in ("x-a1", "rdma-a1"):
+        assert _until(b, lambda e: e.phase.terminated, name).phase is ExecPhase.SUCCEEDED
+    assert f"memlock={low}" in b.read_log("default", "x-a1")
+    # Unlimited where this process may raise the hard limit, else up to the hard limit.
+    raised = b.read_log("default", "rdma-a1").split("memlock=")[1].split()[0]
+    assert int(raised) in (resource.RLIM_INFINITY, hard)

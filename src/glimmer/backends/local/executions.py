@@ -43,6 +43,7 @@ from glimmer.engine.backend import (
     Rendezvous,
 )
 
+RDMA_DEVICES = "/dev/infiniband"
 CLAIM_GRACE = 5.0  # host seconds a supervisor may take to claim its record
 STOP_GRACE = 1.0  # host seconds between SIGTERM and SIGKILL
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
@@ -79,6 +80,7 @@ class ProcessExecutions:
         self.runner_command = tuple(runner_command or default_runner_command())
         self.stop_grace = stop_grace
         self._spawned: list[subprocess.Popen[bytes]] = []
+        self._specs: dict[tuple[str, str, str], ExecutionSpec] = {}
 
     # -- launching ------------------------------------------------------------------------------
     def argv(self, spec: ExecutionSpec) -> list[str]:
@@ -95,13 +97,21 @@ class ProcessExecutions:
         env.update(dict(spec.env))
         return env
 
-    def _launch(self, spec: ExecutionSpec) -> dict[str, Any]:
-        return {
+    def launch(self, spec: ExecutionSpec) -> dict[str, Any]:
+        """What the supervisor is asked to run: command line, environment, deadline in host
+        seconds, the stop grace, whether memlock is raised (a mount under /dev/infiniband,
+        §8.2), and a refusal when a process cannot honour the request."""
+        launch: dict[str, Any] = {
             "argv": self.argv(spec),
             "env": self.env(spec),
             "deadline": self.clock.host_seconds(spec.deadline_seconds),
             "grace": self.stop_grace,
+            "memlock": any(_under(m.path, RDMA_DEVICES) for m in spec.mounts),
         }
+        refused = _refusal(spec)
+        if refused:
+            launch["refused"] = refused
+        return launch
 
     def _spawn(self, path: RecordPath) -> None:
         self._reap()
@@ -129,7 +139,7 @@ class ProcessExecutions:
                 record = {
                     "spec": spec_to_json(spec),
                     "created_at": now_text(),
-                    "launch": self._launch(spec),
+                    "launch": self.launch(spec),
                 }
                 path.write(record)
         self._spawn(path)
@@ -161,11 +171,19 @@ class ProcessExecutions:
         moment = parse_time(value)
         return self.clock.from_host(moment) if moment is not None else None
 
+    def _spec(self, record: dict[str, Any]) -> ExecutionSpec:
+        # A record's spec never changes once written: parsed once per record (name, creation).
+        key = (record["spec"]["namespace"], record["spec"]["name"], str(record["created_at"]))
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._specs[key] = spec_from_json(record["spec"])
+        return spec
+
     def _observe(self, record: dict[str, Any]) -> Execution | None:
         supervisor = _identity(record.get("supervisor"))
-        if supervisor is None and _orphaned(record):
+        if supervisor is None and record.get("exit_code") is None and _orphaned(record):
             return None  # nothing ever ran under it (see the module docstring)
-        spec = spec_from_json(record["spec"])
+        spec = self._spec(record)
         created = self._time(record["created_at"])
         assert created is not None
         started = self._time(record.get("started_at"))
@@ -246,6 +264,25 @@ class ProcessExecutions:
         address a dead attempt's peer was given."""
         digest = hashlib.sha256(f"{namespace}\0{rendezvous}\0{role}".encode()).digest()
         return f"127.{digest[0] % 254 + 1}.{digest[1]}.{digest[2] % 254 + 1}"
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _refusal(spec: ExecutionSpec) -> str:
+    """Why a process cannot honour the request ("" when it can). A process sees the host's
+    own files, so a host path offered at another path needs a container runtime. A host path
+    missing here is not refused: the runner sees the host as it is and says so itself (an RDMA
+    kind on a host without ``/dev/infiniband`` Skips with its marker, as under §8.2's runtime,
+    which creates a missing bind source)."""
+    for mount in spec.mounts:
+        if mount.path != mount.host_path:
+            return (
+                f"hostPath {mount.host_path} is asked for at {mount.path}: a runner process "
+                "sees the host's own paths (run it in a container to remap one)"
+            )
+    return ""
 
 
 def _orphaned(record: Mapping[str, Any]) -> bool:

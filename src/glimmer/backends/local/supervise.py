@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -75,6 +76,15 @@ class Supervisor:
             return 0
         self.grace = float(launch.get("grace", 1.0))
         deadline = float(launch["deadline"])
+        if launch.get("refused"):  # the request cannot be honoured by a process: never run
+            self.update(
+                started_at=now_text(),
+                finished_at=now_text(),
+                exit_code=127,
+                reason="StartError",
+                message=str(launch["refused"]),
+            )
+            return 0
         # Until the runner is recorded a delete must not orphan it: SIGTERM waits.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         signal.signal(signal.SIGTERM, self._terminated)
@@ -87,7 +97,7 @@ class Supervisor:
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    preexec_fn=_runner_child,
+                    preexec_fn=_unlimited_memlock if launch.get("memlock") else _runner_child,
                 )
         except OSError as e:
             self.update(
@@ -136,6 +146,21 @@ def _runner_child() -> None:
     os.setpgid(0, 0)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _unlimited_memlock() -> None:
+    # RDMA registers memory: a mount under /dev/infiniband asks for unlimited memlock (§8.2), as
+    # far as this process may raise it (the hard limit needs CAP_SYS_RESOURCE).
+    _runner_child()
+    for limit in (
+        (resource.RLIM_INFINITY,) * 2,
+        (resource.getrlimit(resource.RLIMIT_MEMLOCK)[1],) * 2,
+    ):
+        try:
+            resource.setrlimit(resource.RLIMIT_MEMLOCK, limit)
+            return
+        except (ValueError, OSError):
+            continue
 
 
 def _detach() -> None:
