@@ -23,7 +23,7 @@ from glimmer.backends.local import executions as executions_module
 from glimmer.backends.local.backend import LocalBackend
 from glimmer.backends.local.executions import SUPERVISOR_MODULE, ProcessExecutions
 from glimmer.backends.local.nodes import hostname
-from glimmer.backends.local.procs import ProcessId, alive
+from glimmer.backends.local.procs import ProcessId, alive, start_time
 from glimmer.backends.local.specs import spec_from_json, spec_to_json
 from glimmer.engine.backend import (
     ExecPhase,
@@ -207,11 +207,39 @@ def test_a_second_supervisor_for_a_claimed_record_runs_nothing(tmp_path: Path) -
     before = _record(b)
     path = b.processes.records.find("default", "x-a1")
     assert path is not None
-    subprocess.run([sys.executable, "-m", SUPERVISOR_MODULE, str(path.record)], check=True)
+    _supervise_and_wait(path.record)
     b.create_execution(_spec(FAKE_MARKS=str(marks)))  # and a create of the same name again
-    time.sleep(0.3)
+    _wait_no_supervisor(path.record)
     assert marks.read_text().splitlines() == ["? a1"]
     assert _record(b) == before
+
+
+def _supervisors_of(record: Path) -> list[int]:
+    """Pids of live processes whose command line names ``record`` (its supervisors)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(record).encode() in cmdline.split(b"\0") and start_time(int(proc.name)) is not None:
+            found.append(int(proc.name))
+    return found
+
+
+def _wait_no_supervisor(record: Path, wait: float = 10.0) -> None:
+    until = time.monotonic() + wait
+    while _supervisors_of(record):
+        assert time.monotonic() < until, "a supervisor is still running"
+        time.sleep(0.02)
+
+
+def _supervise_and_wait(record: Path) -> None:
+    """Start one more supervisor for ``record`` and wait until it has exited."""
+    subprocess.run([sys.executable, "-m", SUPERVISOR_MODULE, str(record)], check=True)
+    _wait_no_supervisor(record)
 
 
 def test_a_runner_that_cannot_be_started_is_failed_with_start_error(tmp_path: Path) -> None:
@@ -349,3 +377,19 @@ def test_an_infiniband_mount_raises_the_runners_memlock_limit_and_others_do_not(
     # Unlimited where this process may raise the hard limit, else up to the hard limit.
     raised = b.read_log("default", "rdma-a1").split("memlock=")[1].split()[0]
     assert int(raised) in (resource.RLIM_INFINITY, hard)
+
+
+def test_a_supervisor_arriving_after_a_delete_began_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marks = tmp_path / "marks"
+    b = _local(tmp_path)
+    monkeypatch.setattr(ProcessExecutions, "_spawn", lambda self, path: None)
+    b.create_execution(_spec(FAKE_MARKS=str(marks)))
+    path = b.processes.records.find("default", "x-a1")
+    assert path is not None
+    path.write({**_record(b), "deleting": True})  # a delete that was killed half-way
+    _supervise_and_wait(path.record)
+    assert not marks.exists() and "supervisor" not in _record(b)
+    b.delete_execution("default", "x-a1")  # the next delete finishes it
+    assert _observe(b) is None and b.processes.records.find("default", "x-a1") is None

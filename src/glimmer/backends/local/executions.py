@@ -231,11 +231,13 @@ class ProcessExecutions:
             return
         with path.locked():
             record = path.read()
-            # Gone first: a supervisor arriving late finds nothing to claim.
-            path.record.unlink(missing_ok=True)
-        if record is not None:
-            processes = [_identity(record.get("supervisor")), _identity(record.get("runner"))]
-            stop(processes, self.stop_grace)
+            if record is None:
+                return
+            # Marked first: a supervisor arriving late claims nothing, and a crash before the
+            # files go leaves a record a later delete (terminate sweeps) finishes.
+            path.write({**record, "deleting": True})
+        processes = [_identity(record.get("supervisor")), _identity(record.get("runner"))]
+        stop(processes, self.stop_grace)
         path.remove()
 
     def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:

@@ -52,7 +52,7 @@ class Supervisor:
         """The launch request, when this supervisor is the first to claim the record."""
         with self.path.locked():
             record = self.path.read()
-            if record is None or record.get("supervisor") is not None:
+            if record is None or record.get("deleting") or record.get("supervisor") is not None:
                 return None  # gone, or another supervisor has (or had) it: never run twice
             record["supervisor"] = this_process().to_json()
             self.path.write(record)
