@@ -269,6 +269,19 @@ def test_nvml_retired_pages_are_summed_on_parts_that_retire_pages(tmp_path: Path
     assert ran.parsed.metrics["retiredPagesTotal"] == "1"
 
 
+def test_a_hung_nvml_probe_is_abandoned_and_nothing_more_is_asked(tmp_path: Path) -> None:
+    asked = tmp_path / "asked"
+    ran = run_runner("host-health", _with_fake_nvml(quiet_host(tmp_path), hang="1", log=str(asked)))
+    assert_contract(ran)
+    assert ran.exit_code == 0
+    m = ran.parsed.metrics
+    assert m["nvmlStatus"] == "ok"
+    assert "eccMode" not in m and "gpuTempC" not in m  # omitted, not guessed
+    assert "nvml: stopped asking after a probe hung (nvmlDeviceGetEccMode" in ran.stdout
+    assert m["driverVersion"] == "580.82.09"  # asked before the hang
+    assert not asked.exists()  # after it: nothing (eight hung probes would pass 55 s)
+
+
 def amd_gpu(sysfs: Path, address: str, counters: dict[str, str]) -> None:
     fn = sysfs / "bus" / "pci" / "devices" / address
     _write(fn / "vendor", "0x1002\n")

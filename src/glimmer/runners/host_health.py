@@ -80,6 +80,8 @@ class _Run:
             return None, None
         self.sources.append("nvml")
         reading: NvmlReading = read_static(nvml)
+        if nvml.wedged:
+            self.r.note(f"nvml: stopped asking after a probe hung ({nvml.wedged})")
         for key, value in reading.values.items():
             self.r.metric(key, value, 1)
         for key in reading.na:

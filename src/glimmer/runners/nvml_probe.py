@@ -58,12 +58,18 @@ def with_timeout(fn: Callable[[], T], seconds: float = PROBE_TIMEOUT_S) -> T:
 class Nvml:
     lib: ModuleType
     handles: list[Any] = field(default_factory=list)
+    # Set by the first probe that timed out: a driver that hung once is asked nothing more, so
+    # eight hung probes cannot add up past host-health's own deadline.
+    wedged: str = ""
 
     def call(self, name: str, *args: Any) -> Any:
+        if self.wedged:
+            raise ProbeTimeout(self.wedged)
         fn = getattr(self.lib, name)
         try:
             return with_timeout(lambda: fn(*args))
-        except ProbeTimeout:
+        except ProbeTimeout as exc:
+            self.wedged = f"{name}: {exc}"
             raise
         except Exception as exc:
             if getattr(exc, "value", None) == NOT_SUPPORTED:
