@@ -49,7 +49,9 @@ def run_gpudirect_rdma(ctx: Context) -> Outcome:
     client = connect(ctx, ports, binaries)
     try:
         settled = settle_fit(mine, client.pushed)
-        gbps = bandwidth_phase(ctx, client, settled.message_bytes, settled.qps, cuda)
+        gbps = bandwidth_phase(
+            ctx, client, settled.message_bytes, settled.qps, cuda, message_rate=False
+        )
         if gbps <= 0:
             return failed(f"ib_write_bw --use_cuda to {client.peer} carried no traffic")
         latency_phase(ctx, client, cuda, mean_key="t_avg_usec")
