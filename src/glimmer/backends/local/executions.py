@@ -99,8 +99,10 @@ class ProcessExecutions:
 
     def launch(self, spec: ExecutionSpec) -> dict[str, Any]:
         """What the supervisor is asked to run: command line, environment, deadline in host
-        seconds, the stop grace, whether memlock is raised (a mount under /dev/infiniband,
-        §8.2), and a refusal when a process cannot honour the request."""
+        seconds, the stop grace, and whether memlock is raised (a mount under /dev/infiniband,
+        §8.2). A process sees the host's own files and devices, so hostPaths need nothing else;
+        one offered at another path is not remapped (that takes a container runtime): the
+        runner sees the host as it is and reports what it finds, as it must without a mount."""
         launch: dict[str, Any] = {
             "argv": self.argv(spec),
             "env": self.env(spec),
@@ -108,9 +110,6 @@ class ProcessExecutions:
             "grace": self.stop_grace,
             "memlock": any(_under(m.path, RDMA_DEVICES) for m in spec.mounts),
         }
-        refused = _refusal(spec)
-        if refused:
-            launch["refused"] = refused
         return launch
 
     def _spawn(self, path: RecordPath) -> None:
@@ -270,21 +269,6 @@ class ProcessExecutions:
 
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _refusal(spec: ExecutionSpec) -> str:
-    """Why a process cannot honour the request ("" when it can). A process sees the host's
-    own files, so a host path offered at another path needs a container runtime. A host path
-    missing here is not refused: the runner sees the host as it is and says so itself (an RDMA
-    kind on a host without ``/dev/infiniband`` Skips with its marker, as under §8.2's runtime,
-    which creates a missing bind source)."""
-    for mount in spec.mounts:
-        if mount.path != mount.host_path:
-            return (
-                f"hostPath {mount.host_path} is asked for at {mount.path}: a runner process "
-                "sees the host's own paths (run it in a container to remap one)"
-            )
-    return ""
 
 
 def _orphaned(record: Mapping[str, Any]) -> bool:

@@ -76,15 +76,6 @@ class Supervisor:
             return 0
         self.grace = float(launch.get("grace", 1.0))
         deadline = float(launch["deadline"])
-        if launch.get("refused"):  # the request cannot be honoured by a process: never run
-            self.update(
-                started_at=now_text(),
-                finished_at=now_text(),
-                exit_code=127,
-                reason="StartError",
-                message=str(launch["refused"]),
-            )
-            return 0
         # Until the runner is recorded a delete must not orphan it: SIGTERM waits.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         signal.signal(signal.SIGTERM, self._terminated)
