@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from real_runner import SRC, assert_contract, finish, run_runner
@@ -222,3 +223,40 @@ def test_ib_write_bw_runs_with_only_the_contract_beside_it(tmp_path: Path) -> No
     assert_contract(ran)
     assert ran.exit_code == 2, ran.stdout + ran.stderr
     assert ran.stderr == ""
+
+
+def test_a_readiness_probe_on_the_control_port_does_not_take_the_clients_place(
+    tmp_path: Path,
+) -> None:
+    health = _free_port()
+    env = _env(
+        BURNIN_SYSFS_ROOT=str(_sysfs(tmp_path / "sys")),
+        BURNIN_HEALTH_PORT=str(health),
+        BURNIN_PERFTEST_PORT=str(_free_port()),
+        BURNIN_VARIANT_MEASURAND="bandwidth",
+        PATH=f"{FIXTURES / 'bin'}:{os.environ['PATH']}",
+        STANDIN_BW=str(FIXTURES / "bw-duration-gbits.txt"),
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", MODULE],
+        env={**env, "BURNIN_ROLE": "server"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for _ in range(600):  # a tcpSocket probe: connect, say nothing, close
+            try:
+                socket.create_connection(("127.0.0.1", health), 1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        client = _run(MODULE, {**env, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": "127.0.0.1"})
+        served, _ = server.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert client.returncode == 0, client.stdout
+    assert server.returncode == 0, served
+    assert parse(KIND, client.stdout, 0).metrics["bandwidthGbps"] == "99.61"
