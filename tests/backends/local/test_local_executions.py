@@ -146,6 +146,8 @@ def test_a_supervisor_killed_mid_run_reads_failed_vanished_and_its_runner_is_sto
     assert vanished.phase is ExecPhase.FAILED and vanished.reason == "Vanished"
     assert vanished.exit_code == -1
     assert left_alive([runner]) == []  # stopped when found unsupervised
+    assert _observe(b) == vanished  # the end was recorded: every later read sees the same
+    assert _record(b)["reason"] == "Vanished"
 
 
 def test_delete_stops_the_runner_and_its_children_and_removes_record_and_log(

@@ -52,6 +52,7 @@ VANISHED_MESSAGE = (
     "the supervisor of this execution is gone and recorded no exit (killed, or the host "
     "rebooted); the runner's end was never seen"
 )
+POD_REASONS = (DEADLINE_REASON, VANISHED)
 SUPERVISOR_MODULE = "glimmer.backends.local.supervise"
 
 
@@ -151,7 +152,7 @@ class ProcessExecutions:
             record = path.read()
             if record is None or record["spec"].get("run_uid") != run_uid:
                 continue
-            execution = self._observe(record)
+            execution = self._observe(path, record)
             if execution is not None:
                 found.append(execution)
         return ExecutionIndex(found)
@@ -161,7 +162,7 @@ class ProcessExecutions:
         found = []
         for path in self.records.all():
             record = path.read()
-            execution = self._observe(record) if record is not None else None
+            execution = self._observe(path, record) if record is not None else None
             if execution is not None:
                 found.append(execution)
         return found
@@ -178,7 +179,7 @@ class ProcessExecutions:
             spec = self._specs[key] = spec_from_json(record["spec"])
         return spec
 
-    def _observe(self, record: dict[str, Any]) -> Execution | None:
+    def _observe(self, path: RecordPath, record: dict[str, Any]) -> Execution | None:
         supervisor = _identity(record.get("supervisor"))
         if supervisor is None and record.get("exit_code") is None and _orphaned(record):
             return None  # nothing ever ran under it (see the module docstring)
@@ -197,14 +198,21 @@ class ProcessExecutions:
         runner = _identity(record.get("runner"))
         if alive(runner):
             stop([runner], self.stop_grace)  # unsupervised: its result could never be seen
-        return _replace(
-            base,
-            phase=ExecPhase.FAILED,
-            finished_at=self.clock.now(),
-            exit_code=-1,
-            reason=VANISHED,
-            message=VANISHED_MESSAGE,
-        )
+        ended = self._vanished(path)
+        return self._ended(base, ended, int(ended["exit_code"])) if ended is not None else None
+
+    def _vanished(self, path: RecordPath) -> dict[str, Any] | None:
+        """Record the supervisor's disappearance as the end (exit -1, ``Vanished``), so every
+        later read sees the same end; the record as it stands then (None: deleted)."""
+        with path.locked():
+            record = path.read()
+            if record is None or record.get("exit_code") is not None:
+                return record  # deleted, or the end was written after all
+            record.update(
+                finished_at=now_text(), exit_code=-1, reason=VANISHED, message=VANISHED_MESSAGE
+            )
+            path.write(record)
+            return record
 
     def _ended(self, base: Execution, record: dict[str, Any], exit_code: int) -> Execution:
         reason = str(record.get("reason") or "")
@@ -217,7 +225,7 @@ class ProcessExecutions:
             exit_code=exit_code,
             container_reason="Completed" if succeeded else "Error",
         )
-        if reason == DEADLINE_REASON:  # the execution's account, as a pod's deadline is
+        if reason in POD_REASONS:  # the execution's account, as a pod's deadline is
             return _replace(ended, reason=reason, message=message)
         if reason:  # the runner's own account (it could not be started)
             return _replace(ended, container_reason=reason, container_message=message)
