@@ -8,6 +8,7 @@ import io
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -351,6 +352,23 @@ def test_a_crash_prints_the_panic_and_its_trace_then_errors(
     assert ran.parsed.metrics["hostHealthPanic"] == "RuntimeError: sysfs exploded"
     assert ran.parsed.metrics["hostHealthStage"] == "pcie-aer"  # how far it got
     assert "trace| Traceback (most recent call last):" in ran.stdout
+
+
+def test_its_own_deadline_ends_a_stuck_read_in_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stuck(_sysfs: Path) -> None:
+        time.sleep(30)
+
+    monkeypatch.setattr(host_health, "read_aer", stuck)
+    monkeypatch.setattr(host_health, "OWN_DEADLINE_S", 0.5)
+    out = io.StringIO()
+    code = run("host-health", host_health.check, quiet_host(tmp_path), out, host_health.WORDS)
+    ran = finish("host-health", out.getvalue(), "", code)
+    assert_contract(ran)
+    assert code == 3
+    assert ran.marker == "HOST_HEALTH_ERROR: host-health's own 0.5 s deadline passed"
+    assert ran.parsed.metrics["hostHealthStage"] == "pcie-aer"
 
 
 def test_the_window_is_clamped_to_thirty_seconds_and_defaults_to_fifteen() -> None:

@@ -18,8 +18,11 @@ the window. Nothing readable at all: ``HOST_HEALTH_ERROR``, exit 3. host-health 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from pathlib import Path
+from types import FrameType
 
 from glimmer.runners.amd_ras import read_ras
 from glimmer.runners.deadline import Deadline
@@ -43,6 +46,7 @@ WORDS = MarkerWords(passed="OK", failed="FAULT")
 OWN_DEADLINE_S = 55.0
 MAX_WINDOW_S = 30
 DEFAULT_WINDOW_S = 15
+READ_MARGIN_S = 10.0  # what the reads after the window may take (NVML: one 8 s probe)
 
 
 def window_seconds(ctx: Context) -> int:
@@ -168,7 +172,8 @@ class _Run:
             return errored(f"nothing could be read: no NVML, no kernel log ({why}), no AER, no NIC")
 
         self.stage("window")
-        time.sleep(deadline.clamp(float(window)))
+        # The window ends in time for the second reads to finish before the deadline.
+        time.sleep(max(0.0, min(float(window), deadline.remaining() - READ_MARGIN_S)))
 
         self.stage("window-end")
         if log is not None and before is not None:
@@ -209,8 +214,18 @@ class _Run:
         return passed()
 
 
+def _on_deadline(signum: int, frame: FrameType | None) -> None:
+    raise Stop(errored(f"host-health's own {OWN_DEADLINE_S:g} s deadline passed"))
+
+
 def check(ctx: Context) -> Outcome:
     run = _Run(ctx)
+    # The deadline is enforced, not just planned for: a sysfs or log read that blocks on a
+    # wedged device still ends in a marker (and the breadcrumbs say where it stuck).
+    armed = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGALRM, _on_deadline) if armed else None
+    if armed:
+        signal.setitimer(signal.ITIMER_REAL, OWN_DEADLINE_S)
     try:
         return run.check()
     except Stop:
@@ -219,6 +234,10 @@ def check(ctx: Context) -> Outcome:
         ctx.report.metric("host_health_panic", f"{type(exc).__name__}: {exc}")
         print_trace(ctx.report, exc)
         return errored(f"host-health crashed: {type(exc).__name__}: {exc}")
+    finally:
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 if __name__ == "__main__":

@@ -59,8 +59,8 @@ def run(
 ) -> int:
     """Run ``body`` for ``kind`` and return the exit code (0/1/2/3) after the marker line."""
     report = Report(prefix_of(kind), out, words)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
         settings = Settings(environ)
         context = Context(kind, settings, report, HostPaths.read(settings))
@@ -72,6 +72,9 @@ def run(
     except Exception as exc:  # a runner bug: evidence, then Error
         print_trace(report, exc)
         outcome = errored(f"runner crashed: {type(exc).__name__}: {exc}")
+    finally:
+        if main_thread:  # called in-process (tests): leave the caller's handler as it was
+            signal.signal(signal.SIGTERM, previous)
     return report.finish(outcome)
 
 
