@@ -193,6 +193,29 @@ def test_a_nic_link_going_down_during_the_window_fails_the_node(tmp_path: Path) 
     assert ran.marker == "HOST_HEALTH_FAULT: nic_link_down=1"
 
 
+def test_an_infiniband_link_down_counts_and_a_roce_ports_own_counter_does_not(
+    tmp_path: Path,
+) -> None:
+    env = quiet_host(tmp_path)
+    env["BURNIN_DURATION_SECONDS"] = "2"
+    ports = {}
+    for dev, layer in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
+        port = Path(env["BURNIN_SYSFS_ROOT"]) / "class" / "infiniband" / dev / "ports" / "1"
+        _write(port / "state", "4: ACTIVE\n")
+        _write(port / "link_layer", layer + "\n")
+        _write(port / "counters" / "link_downed", "0\n")
+        ports[dev] = port
+
+    def both_go_down() -> None:
+        for port in ports.values():  # RoCE's netdev counts its own carrier: not twice
+            (port / "counters" / "link_downed").write_text("1\n")
+
+    ran = run_during_window(env, both_go_down)
+    assert_contract(ran)
+    assert ran.parsed.metrics["nicLinkDownEvents"] == "1"
+    assert ran.exit_code == 1
+
+
 def test_a_namespace_without_a_physical_nic_omits_nic_counts(tmp_path: Path) -> None:
     env = quiet_host(tmp_path)
     sysfs = tmp_path / "netns-sys"
@@ -334,6 +357,7 @@ def test_sigterm_during_the_window_is_an_error_with_the_evidence_so_far(tmp_path
     assert ran.exit_code == 3
     assert ran.marker == "HOST_HEALTH_ERROR: terminated by signal SIGTERM before a verdict"
     assert ran.parsed.metrics["hostHealthStage"] == "window"
+    assert ran.parsed.metrics["xidPreexisting"] == "0"  # known before the window: printed
     assert "xidEvents" not in ran.parsed.metrics  # the window was not watched to its end
 
 

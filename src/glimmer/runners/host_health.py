@@ -134,6 +134,9 @@ class _Run:
             r.metric("xid_source", log.source)
             before = log.drain(count_boots=log.source == "kernlog")
             self.sources.append("kernel-log")
+            if not before.dropped:  # printed now: a runner killed in the window keeps them
+                r.metric("xid_preexisting", before.xids)
+                r.metric("kernel_hw_errors_preexisting", before.hw_errors)
 
         self.stage("pcie-aer")
         aer = read_aer(ctx.paths.sysfs)
@@ -179,17 +182,16 @@ class _Run:
         if log is not None and before is not None:
             during = log.drain()
             log.close()
-            r.metric("xid_preexisting", before.xids)
-            r.metric("kernel_hw_errors_preexisting", before.hw_errors)
             if before.dropped or during.dropped:
                 r.metric("xid_log_dropped", 1)  # and no counts: a partial zero is no zero
             else:
                 r.metric("xid_count", during.xids)
                 r.metric("kernel_hw_errors", during.hw_errors)
                 self.gated["xid_count"] = during.xids
-        if nics_before.names:
+        if nics_before.names or ib_before.ports:
             nics_after, ib_after = read_nics(ctx.paths.sysfs), read_ib(ctx.paths.sysfs)
-            r.metric("nic_up", nics_after.up)
+            if nics_before.names:
+                r.metric("nic_up", nics_after.up)
             events = link_down_events(nics_before, nics_after, ib_before, ib_after)
             r.metric("nic_link_down", events)
             if events is not None:
