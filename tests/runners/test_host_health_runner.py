@@ -122,6 +122,22 @@ def test_an_xid_already_in_the_log_is_preexisting_not_a_window_event(tmp_path: P
     assert ran.parsed.metrics["xidEvents"] == "0"
 
 
+def test_a_log_rotated_during_the_window_is_dropped_not_counted_as_zero(tmp_path: Path) -> None:
+    env = quiet_host(tmp_path)
+    env["BURNIN_DURATION_SECONDS"] = "2"
+    kmsg = Path(env["BURNIN_KMSG_PATH"])
+    kmsg.write_text(QUIET_LINE + "\n" + QUIET_LINE + "\n")
+
+    def rotate() -> None:
+        kmsg.write_text("")  # truncated under the reader: what was logged meanwhile is lost
+
+    ran = run_during_window(env, rotate)
+    assert_contract(ran)
+    assert ran.parsed.metrics["xidLogDropped"] == "1"
+    assert "xidEvents" not in ran.parsed.metrics
+    assert ran.exit_code == 0  # nothing measured was bad; the xidEvents gate fails closed
+
+
 def test_text_logs_stand_in_and_count_preexisting_xids_from_this_boot_only(
     tmp_path: Path,
 ) -> None:
