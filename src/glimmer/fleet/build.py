@@ -87,11 +87,17 @@ def _build(
     nics = net.attach()
     nodes = node_records(ctx, claims, drafts, nics)
     pool_names = tuple(p.name for _, p in pools)
-    gpu_of = {
-        (d.pool.name, d.ordinal, s): d.gpu_start + s
-        for d in drafts
-        for s in range(d.pool.gpus_per_node)
-    }
+    # (pool, ordinal, slot) -> GPU index, for the schedulers' workers: a tuple a GPU, so made
+    # only for a fleet that declares a scheduler.
+    gpu_of = (
+        {
+            (d.pool.name, d.ordinal, s): d.gpu_start + s
+            for d in drafts
+            for s in range(d.pool.gpus_per_node)
+        }
+        if spec.schedulers
+        else {}
+    )
     workload_gpus = check_schedulers(ctx, {p.name: p for _, p in pools}, gpu_of)
     models = tuple(s for s in skus.all_skus())
     model_no = {s.key: i for i, s in enumerate(models)}
@@ -102,8 +108,8 @@ def _build(
     for pi, part in enumerate(parts.partitions):
         gpu_partition[list(part.gpus)] = pi
     gpu_module = np.full(len(gpus.keys), -1, dtype=np.int16)
-    if parts.gpu_module:
-        gpu_module[list(parts.gpu_module)] = list(parts.gpu_module.values())
+    for first, module_ids in parts.gpu_module.items():
+        gpu_module[first : first + len(module_ids)] = module_ids
     edges = _edges(parts)
     topo = Topology(
         name=fleet.metadata.name,

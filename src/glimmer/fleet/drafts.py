@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from glimmer.api.fleet import NodeOverride, Pool
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeDraft:
     """Everything known about one node before its NICs and domain are settled."""
 

@@ -30,7 +30,7 @@ class _Switch:
         self.names = frozenset(p for p, _ in self.record.ports)
 
 
-@dataclass
+@dataclass(slots=True)
 class NicRequest:
     """One NIC waiting for a port: owner (node or device key) and what it asked for."""
 

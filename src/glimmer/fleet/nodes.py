@@ -67,6 +67,10 @@ def node_drafts(
         overrides = _overrides(ctx, pos, pool)
         plan = net.pool_nic_plan(pos, pool)
         nic_decl = {n.name: n for n in pool.nics}
+        # Where each NIC is declared, for its requests' errors: the same for every node of the
+        # pool, so made once here rather than as two new strings per NIC of every node.
+        nic_paths = {n.name: f"spec.pools[{pos}].nics[{i}]" for i, n in enumerate(pool.nics)}
+        ip_paths = {name: f"{path}.ips" for name, path in nic_paths.items()}
         where = placements[pool.name]
         binding = pool.storage
         if binding is not None:
@@ -105,7 +109,7 @@ def node_drafts(
                 d.tray_id = (o.tray_id if o and o.tray_id else "") or ids.tray_id(
                     ctx.seed, d.tray_key
                 )
-            _nic_requests(ctx, net, d, pos, plan, nic_decl)
+            _nic_requests(ctx, net, d, plan, nic_decl, (nic_paths, ip_paths))
             if binding is not None and not _nic_ip(d, binding.nic, nic_decl):
                 raise ctx.error(
                     f"spec.pools[{pos}].storage",
@@ -124,18 +128,18 @@ def _nic_requests(
     ctx: BuildContext,
     net: Network,
     d: NodeDraft,
-    pos: int,
     plan: list[tuple[str, str, str, int, str]],
     nic_decl: Mapping[str, PoolNic],
+    paths: tuple[Mapping[str, str], Mapping[str, str]],
 ) -> None:
     o = d.override
-    nic_pos = {n.name: i for i, n in enumerate(d.pool.nics)}
+    nic_paths, ip_paths = paths
     addresses = {a.nic: a.ip for a in o.nic_addresses} if o else {}
     attach = {a.nic: a for a in o.attachments} if o else {}
     for name, fabric, role, rail, switch in plan:
         decl = nic_decl[name]
-        path = f"spec.pools[{pos}].nics[{nic_pos[name]}]"
-        ip = addresses.get(name) or _address(ctx, decl.ips, d.ordinal, f"{path}.ips")
+        path = nic_paths[name]
+        ip = addresses.get(name) or _address(ctx, decl.ips, d.ordinal, ip_paths[name])
         port = ""
         if name in attach:
             a = attach[name]

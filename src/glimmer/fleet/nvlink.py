@@ -32,7 +32,9 @@ class NvLinkParts:
     partitions: list[PartitionRecord] = field(default_factory=list)
     switches: list[NvSwitchRecord] = field(default_factory=list)
     edges: list[tuple[npt.NDArray[np.int32], ...]] = field(default_factory=list)
-    gpu_module: dict[int, int] = field(default_factory=dict)  # gpu index -> module id
+    # First GPU of an HGX board -> the module id of each of its GPUs in slot order (one entry a
+    # board, not a dict entry a GPU: 100k GPUs made 100k boxed ints and a table past the caches).
+    gpu_module: dict[int, list[int]] = field(default_factory=dict)
 
 
 def _partitions(
@@ -145,8 +147,7 @@ def build_hgx(
         module_ids = [modules.get((d.index, s), s) for s in range(8)]
         if sorted(module_ids) != list(range(8)):
             raise ctx.error(f"{d.path}.gpus", "HGX module IDs must be a permutation of [0,7]")
-        for s, m in enumerate(module_ids):
-            parts.gpu_module[d.gpu_start + s] = m
+        parts.gpu_module[d.gpu_start] = module_ids
         partitions = _partitions(ctx, path, block.partitions if block else [], stem, members, parts)
         if block and block.entity_mappings:
             allowed = {ids.domain_key(stem), d.key, *members, *(p.key for p in partitions)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RackRecord:
     index: int
     key: str  # rack:<site>/<name>
@@ -28,7 +28,7 @@ class RackRecord:
     static_power_w: float  # sum of facility devices' declared static power
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NicRecord:
     """A NIC port of a node (or device) and where it plugs into its fabric."""
 
@@ -44,7 +44,7 @@ class NicRecord:
     ip: str  # "" when no address was assigned
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeRecord:
     index: int
     key: str  # node:<hostname>
@@ -80,14 +80,14 @@ class NodeRecord:
         return range(self.gpu_start, self.gpu_start + self.gpu_count)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionRecord:
     key: str  # partition:<stem>/<name>
     name: str
     gpus: tuple[int, ...]  # GPU indices, ascending
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NvSwitchRecord:
     index: int
     key: str  # nvswitch:<stem>/<tray>/<sw> (nvl72) or nvswitch:<stem>/<sw> (hgx)
@@ -102,7 +102,7 @@ class NvSwitchRecord:
         return f"nvport:{self.key.removeprefix('nvswitch:')}/{port}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DomainRecord:
     """One NVLink domain: a whole NVL72 rack, or one HGX baseboard."""
 
@@ -123,7 +123,7 @@ class DomainRecord:
     entity_keys: tuple[str, ...]  # members with a sourced vendor entity id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FabricSwitchRecord:
     key: str  # switch:<fabric>/<device>
     fabric: str
@@ -134,7 +134,7 @@ class FabricSwitchRecord:
     ports: tuple[tuple[str, float], ...]  # (name, speed) in declared order
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FabricRecord:
     key: str  # fabric:<name>
     name: str
@@ -144,7 +144,7 @@ class FabricRecord:
     links: tuple[tuple[str, str], ...]  # (port key, port key) of declared cables
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceRecord:
     key: str  # device:<name>
     name: str
