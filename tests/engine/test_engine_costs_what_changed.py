@@ -18,6 +18,7 @@ from glimmer.backends.sim.backend import SimBackend, SimExecutions
 from glimmer.contract.vocab import Phase
 from glimmer.engine import execute
 from glimmer.engine.backend import Execution, NodeView
+from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.rivals import RunIndex
 from glimmer.engine.sleep import Sleepers
 
@@ -215,3 +216,20 @@ def test_a_sweep_of_pairs_refuses_an_overlapping_run_as_a_full_walk_would() -> N
     late = w.run("late").status
     assert late is not None and late.phase is Phase.ERROR
     assert "pair-1" in ((late.results or [])[0].message or "")
+
+
+def test_the_cordon_list_is_kept_sorted_change_by_change_as_a_sort_would_give() -> None:
+    written = ["n1", "n3", "n5"]
+    held = Cordoned(written, canonical=True)
+    assert held.listed(written) is written  # nothing moved: the list as written
+    held.add("n4")
+    held.discard("n1")
+    held.add("n1")
+    held.discard("n5")
+    held.add("n0")
+    assert held.listed(written) == sorted(held) == ["n0", "n1", "n3", "n4"]
+    assert written == ["n1", "n3", "n5"]  # the written list is never changed
+    unsure = Cordoned(["n9", "n2"])  # a status this engine did not write: sorted whole
+    assert unsure.listed(["n9", "n2"]) == ["n2", "n9"]
+    held.clear()
+    assert held.listed(written) is None

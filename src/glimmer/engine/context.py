@@ -21,6 +21,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet, ExecutionSpec
 from glimmer.engine.book import Book
+from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.engine.memory import RunMemory
 from glimmer.engine.podspec import addressed
@@ -40,7 +41,7 @@ class Pass:
     executions: ExecutionSet
     launch: bool = True
     busy: set[str] = field(default_factory=set)
-    cordoned: set[str] = field(default_factory=set)
+    cordoned: Cordoned = field(default_factory=Cordoned)
     condemned: dict[str, Execution] = field(default_factory=dict)
     deliveries: list[Delivery] = field(default_factory=list)
     checkpoints: list[Delivery] = field(default_factory=list)

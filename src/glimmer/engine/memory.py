@@ -39,6 +39,7 @@ from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.engine.backend import Execution, NodeView
 from glimmer.engine.book import Index
+from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.names import execution_name
 from glimmer.engine.rivals import RunIndex
 from glimmer.engine.sleep import Sleepers
@@ -77,6 +78,7 @@ class RunMemory:
     version: str | None = None  # resourceVersion of the status this engine last wrote
     index: Index | None = None
     generation: int = 0  # the index's generation at that write
+    cordoned: Cordoned | None = None  # the cordons as that write listed them
     quiet: dict[tuple[str, str], Quiet] = field(default_factory=dict)
     sleepers: Sleepers = field(default_factory=Sleepers)
     cursor: dict[str, int] = field(default_factory=dict)  # Node test -> targets all started
@@ -101,14 +103,24 @@ class RunMemory:
 
     def _unsure(self) -> None:
         self.index = None
+        self.cordoned = None
         self.sleepers.clear()
         self.cursor.clear()
         self.watch.clear()
 
-    def wrote(self, run: BurnInRun, index: Index) -> None:
+    def wrote(self, run: BurnInRun, index: Index, cordoned: Cordoned | None = None) -> None:
         self.version = run.metadata.resource_version
         self.index = index if self.version is not None else None
         self.generation = index.generation
+        self.cordoned = cordoned if self.version is not None else None
+
+    def cordoned_for(self, listed: list[str] | None) -> Cordoned:
+        """The set of cordons a pass starts from: the one this engine wrote, while the index
+        is reused (call after :meth:`index_for`); else made from the status's list."""
+        kept = self.cordoned
+        if self.index is not None and kept is not None and len(kept) == len(listed or ()):
+            return kept
+        return Cordoned(listed or ())
 
     def execution_name(
         self, run: str, uid: str, test_index: int, node: str, attempt: int, role: str

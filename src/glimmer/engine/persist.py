@@ -17,14 +17,16 @@ def flush_deliveries(ctx: Pass) -> None:
 def persist(ctx: Pass, force: bool = False, **changes: object) -> BurnInRun:
     """Write the status if anything changed (or ``force``); returns the run as stored."""
     flush_deliveries(ctx)
-    cordoned = sorted(ctx.cordoned) or None
     stored = ctx.run.status
-    unchanged_cordons = cordoned == ((stored.cordoned_nodes or None) if stored else None)
+    listed = (stored.cordoned_nodes or None) if stored else None
+    cordoned = ctx.cordoned.listed(listed)  # sorted, change by change (:mod:`.cordoned`)
+    unchanged_cordons = cordoned is listed or cordoned == listed
     if not (force or ctx.book.dirty or changes or not unchanged_cordons):
         return ctx.run
     status = ctx.book.status(cordoned_nodes=cordoned, **changes)
     ctx.run = ctx.backend.write_status(ctx.run, status)
-    ctx.memory.wrote(ctx.run, ctx.book.index)  # reused when this very version is read back
+    ctx.cordoned.written()
+    ctx.memory.wrote(ctx.run, ctx.book.index, ctx.cordoned)  # reused when read back as written
     return ctx.run
 
 

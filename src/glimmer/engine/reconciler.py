@@ -66,7 +66,7 @@ class Engine:
             memory=memory,
             reused=index is not None,
         )
-        ctx.cordoned = set(status.cordoned_nodes or ())
+        ctx.cordoned = memory.cordoned_for(status.cordoned_nodes)
         return ctx
 
     def reconcile(self, namespace: str, name: str) -> Outcome:
