@@ -44,7 +44,7 @@ for name in env.get("FAKE_PRINT_ENV", "").split(","):
 if env.get("FAKE_PRINT_MEMLOCK"):
     import resource
     print("memlock=%d" % resource.getrlimit(resource.RLIMIT_MEMLOCK)[0])
-print("started", flush=True)
+print("started cwd=" + os.getcwd(), flush=True)
 time.sleep(float(env.get("FAKE_SLEEP", "0")))
 print(f"miscompares={env.get('FAKE_MISCOMPARES', '0')}")
 code = int(env.get("FAKE_EXIT", "0"))

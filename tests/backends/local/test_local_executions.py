@@ -122,6 +122,8 @@ def test_an_execution_is_pending_then_running_then_succeeded_with_host_times(
     assert done.phase is ExecPhase.SUCCEEDED and done.container_reason == "Completed"
     assert done.finished_at is not None and done.started_at is not None
     assert done.created_at <= done.started_at <= done.finished_at
+    work = tmp_path / "state" / "executions" / "default" / "run" / "x-a1.work"
+    assert f"cwd={work}" in b.read_log("default", "x-a1")
 
 
 def test_a_failing_runner_is_failed_with_its_exit_code(tmp_path: Path) -> None:

@@ -139,7 +139,9 @@ class ProcessExecutions:
                 record = {
                     "spec": spec_to_json(spec),
                     "created_at": now_text(),
-                    "launch": self.launch(spec),
+                    # The runner works in a folder of its own: never in whatever directory
+                    # glimmer was started from, which may go away while it runs.
+                    "launch": {**self.launch(spec), "cwd": str(path.work)},
                 }
                 path.write(record)
         self._spawn(path)
@@ -150,7 +152,7 @@ class ProcessExecutions:
         found = []
         for path in self.records.of_run(namespace, run):
             record = path.read()
-            if record is None or record["spec"].get("run_uid") != run_uid:
+            if record is None or record.get("spec", {}).get("run_uid") != run_uid:
                 continue
             execution = self._observe(path, record)
             if execution is not None:

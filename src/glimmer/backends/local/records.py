@@ -11,6 +11,7 @@ Standard library only, as the supervisor reads and writes records too.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ class RecordPath:
         return self.record.with_suffix(".log")
 
     @property
+    def work(self) -> Path:
+        """The runner's working directory (created by its supervisor)."""
+        return self.record.with_suffix(".work")
+
+    @property
     def lock(self) -> Path:
         return self.record.with_suffix(".lock")
 
@@ -42,12 +48,13 @@ class RecordPath:
 
     def read(self) -> dict[str, Any] | None:
         value = read_json(self.record)
-        return value if isinstance(value, dict) else None
+        return value if isinstance(value, dict) and "spec" in value else None
 
     def write(self, record: dict[str, Any]) -> None:
         write_json(self.record, record)
 
     def remove(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
         for path in (self.record, self.log, self.lock):
             path.unlink(missing_ok=True)
 

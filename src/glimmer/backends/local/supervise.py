@@ -80,6 +80,8 @@ class Supervisor:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         signal.signal(signal.SIGTERM, self._terminated)
         try:
+            if launch.get("cwd"):
+                Path(launch["cwd"]).mkdir(parents=True, exist_ok=True)
             with open(self.path.log, "ab") as log:
                 child = subprocess.Popen(
                     launch["argv"],
