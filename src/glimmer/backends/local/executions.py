@@ -104,14 +104,13 @@ class ProcessExecutions:
         §8.2). A process sees the host's own files and devices, so hostPaths need nothing else;
         one offered at another path is not remapped (that takes a container runtime): the
         runner sees the host as it is and reports what it finds, as it must without a mount."""
-        launch: dict[str, Any] = {
+        return {
             "argv": self.argv(spec),
             "env": self.env(spec),
             "deadline": self.clock.host_seconds(spec.deadline_seconds),
             "grace": self.stop_grace,
             "memlock": any(_under(m.path, RDMA_DEVICES) for m in spec.mounts),
         }
-        return launch
 
     def _spawn(self, path: RecordPath) -> None:
         self._reap()
@@ -133,7 +132,11 @@ class ProcessExecutions:
         path = self.records.of(spec.namespace, spec.run, spec.name)
         with path.locked():
             record = path.read()
-            if record is not None and (record.get("supervisor") or not _orphaned(record)):
+            if record is not None and (
+                record.get("supervisor")
+                or record.get("exit_code") is not None
+                or not _orphaned(record)
+            ):
                 return  # it exists (or its supervisor is on its way): left as it is
             if record is None:
                 record = {
