@@ -34,6 +34,8 @@ DEADLINE_MESSAGE = "the runner ran past its deadline of {:g}s and was killed"
 
 
 class Supervisor:
+    """One execution's supervisor: claims its record, runs the runner, records its end."""
+
     def __init__(self, path: RecordPath) -> None:
         self.path = path
         self.runner: ProcessId | None = None
