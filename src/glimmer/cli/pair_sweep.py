@@ -19,15 +19,19 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
-from glimmer.backends.common.registry import SIM, SimBackend
+from glimmer.backends.common.registry import SIM
 from glimmer.cli.output import console
 from glimmer.contract.vocab import Phase, Scope
 from glimmer.engine.reconciler import Engine
 from glimmer.plan.sweep import Pair
 from glimmer.verdict.text import name_some
+
+if TYPE_CHECKING:  # annotation only: importing the simulator costs every command
+    from glimmer.backends.common.registry import SimBackend
 
 RunKey = tuple[str, str]
 MAX_RUN_RETRIES = 100  # consecutive failed passes of one run before the sweep gives up

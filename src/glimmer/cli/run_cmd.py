@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
-from glimmer.backends.common.registry import SIM, SimBackend, entry
+from glimmer.backends.common.registry import SIM, entry
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
@@ -49,6 +49,9 @@ from glimmer.reports.folder import summary as report_summary
 from glimmer.sinks.config import FLAG_FORMS
 from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict.text import name_some
+
+if TYPE_CHECKING:  # annotation only: importing the simulator costs every command
+    from glimmer.backends.common.registry import SimBackend
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
 NOT_SETTLED_EXIT = 3

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,7 +27,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.schedule import BurnInSchedule, BurnInScheduleStatus
 from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest
-from glimmer.backends.common.registry import SIM, SimBackend
+from glimmer.backends.common.registry import SIM
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.contract.vocab import Phase
@@ -40,6 +40,9 @@ from glimmer.plan.nodes import NodeInfo
 from glimmer.schedule.actions import apply
 from glimmer.schedule.decide import Decision, decide
 from glimmer.schedule.stamp import rfc3339, stamp_run
+
+if TYPE_CHECKING:  # annotation only: importing the simulator costs every command
+    from glimmer.backends.common.registry import SimBackend
 
 schedule_app = typer.Typer(
     name="schedule",
