@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 # pays for what it uses and ``--help`` for none of them; a test keeps this table equal to what
 # the modules register.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("run", "run_cmd", "Run a burn-in profile on the simulated fleet and settle its verdict."),
+    (
+        "run",
+        "run_cmd",
+        "Run a burn-in profile on the simulated fleet or this host and settle its verdict.",
+    ),
     (
         "validate",
         "resources",

@@ -52,6 +52,7 @@ from glimmer.verdict.text import name_some
 
 if TYPE_CHECKING:  # annotation only: importing the simulator costs every command
     from glimmer.backends.common.registry import SimBackend
+    from glimmer.cli.local_run import LocalFlags
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
 NOT_SETTLED_EXIT = 3
@@ -286,6 +287,68 @@ def run_main(
     return exit_code(final)
 
 
+def run_local_main(
+    flags: LocalFlags,
+    *,
+    output: RunOutput,
+    dry: bool,
+    report: str | None,
+    sinks: SinkFlags,
+) -> int:
+    """``--backend local``: this host through the one engine, as an exit code."""
+    from glimmer.cli import local_run
+
+    local = local_run.prepare(flags, lambda objects: sink_set_for(sinks, objects, simulated=False))
+    out_dir = Path(report) if report is not None else None
+    if out_dir is not None:
+        refuse_unwritable(out_dir, "--report")
+    human = output is RunOutput.TABLE
+    if dry:
+        decision = preview(local.run, local.profile, local.tests, local.nodes, datetime.now(UTC))
+        if human:
+            render_plan(console, local.run, decision)
+        else:
+            print_json(plan_json(local.run, decision))
+        return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
+    how = local_run.start_or_resume(local)
+    if human:
+        console.print(
+            f"[bold]glimmer run[/bold] {local.run.name}: BurnInRun on this host (backend local)"
+        )
+        say = console.print
+        say(f"  node     {local.node}", markup=False)
+        say(f"  profile  {local.run.spec.profile_ref}", markup=False)
+        say(f"  state    {local.state_dir} ({how})", markup=False, soft_wrap=True)
+        console.print()
+    final = local_run.drive(local, human)
+    if human:
+        console.print()
+        render_verdict(console, final)
+    else:
+        print(dump_json([final]), end="")
+    if out_dir is not None:
+        paths = write_reports(final, out_dir, ["all"])
+        line = report_summary(out_dir, paths)
+        if human:
+            console.print(f"Reports: {line}", markup=False, soft_wrap=True)
+        else:
+            print(f"reports: {line}", file=sys.stderr)
+    return exit_code(final)
+
+
+def _sim_only(flags: RunFlags) -> list[str]:
+    """The simulator-only flags given (they shape the simulated fleet)."""
+    given = [
+        ("--fleet", flags.fleet != DEFAULT_FLEET),
+        ("--nodes", flags.nodes is not None),
+        ("--fault", bool(flags.faults)),
+        ("--no-faults", flags.no_faults),
+        ("--pairs", flags.pairs is not None),
+        ("--max-concurrent", flags.max_concurrent is not None),
+    ]
+    return [flag for flag, present in given if present]
+
+
 def run(
     file: Annotated[
         list[str] | None,
@@ -321,7 +384,19 @@ def run(
         bool, typer.Option("--no-faults", help="Plant nothing: a healthy run.")
     ] = False,
     seed: SeedOpt = DEFAULT_SEED,
-    backend: Annotated[str, typer.Option(help="Where to run: sim (the only one today).")] = "sim",
+    backend: Annotated[
+        str, typer.Option(help="Where to run: sim (the simulated fleet) or local (this host).")
+    ] = "sim",
+    node: Annotated[
+        str | None,
+        typer.Option(help="--backend local: the name this host runs as (default: its hostname)."),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="--backend local: start even while another run holds this host."
+        ),
+    ] = False,
     output: Annotated[
         RunOutput,
         typer.Option("--output", "-o", help="table (default) or json (the final BurnInRun)."),
@@ -395,10 +470,13 @@ def run(
         ),
     ] = None,
 ) -> None:
-    """Run a burn-in profile on the simulated fleet and settle its verdict.
+    """Run a burn-in profile on the simulated fleet or this host and settle its verdict.
 
     Exit codes: 0 Passed, 1 Failed, 2 bad input, 3 Error, 4 Cancelled.
     """
+    sink_flags = SinkFlags(
+        tuple(sink or ()), sink_state, sink_secret_file, sink_secret_env, sink_ca
+    )
     flags = RunFlags(
         files=tuple(file or ()),
         profile=profile,
@@ -410,6 +488,14 @@ def run(
         seed=seed,
         pairs=pairs,
     )
+    if backend == "local":
+        from glimmer.cli.local_run import LocalFlags, refuse_sim_flags
+
+        refuse_sim_flags(_sim_only(flags))
+        local = LocalFlags(flags.files, profile, node, state_dir, force)
+        raise typer.Exit(
+            run_local_main(local, output=output, dry=dry, report=report, sinks=sink_flags)
+        )
     raise typer.Exit(
         run_main(
             flags,
@@ -417,9 +503,7 @@ def run(
             dry=dry,
             backend=backend,
             report=report,
-            sinks=SinkFlags(
-                tuple(sink or ()), sink_state, sink_secret_file, sink_secret_env, sink_ca
-            ),
+            sinks=sink_flags,
             state_dir=state_dir,
         )
     )

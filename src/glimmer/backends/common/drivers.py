@@ -323,10 +323,12 @@ def drive_wall_clock(
     poll: float = 10.0,
     sleep: Callable[[float], None] = time.sleep,
     max_passes: int | None = None,
+    progress: Callable[[BurnInRun], None] | None = None,
 ) -> BurnInRun | None:
     """Reconcile ``namespace/name`` until it settles or is gone, sleeping between passes for
     the wake-up the pass asked for, at most ``poll`` seconds. Failed passes are retried after
-    ``poll`` (at most :data:`MAX_RETRIES` in a row). Returns the final run (None: deleted)."""
+    ``poll`` (at most :data:`MAX_RETRIES` in a row); ``progress`` sees the run after each
+    pass. Returns the final run (None: deleted)."""
     passes = failures = 0
     while True:
         try:
@@ -340,6 +342,8 @@ def drive_wall_clock(
         failures = 0
         passes += 1
         run = backend.get_run(namespace, name)
+        if run is not None and progress is not None:
+            progress(run)
         if run is None or settled(run) or (max_passes is not None and passes >= max_passes):
             return run
         after = outcome.requeue_after

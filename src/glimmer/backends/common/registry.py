@@ -52,6 +52,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "LOCAL",
     "REGISTRY",
     "SIM",
     "Drive",
@@ -184,6 +185,41 @@ class SimEntry:
 SIM = SimEntry()
 
 
+class LocalEntry:
+    """This host's entry: its backend over a state directory, driven on the wall clock."""
+
+    def backend(
+        self,
+        state_dir: Path,
+        node_name: str | None = None,
+        *,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+        sinks: SinkSet | None = None,
+    ) -> Any:
+        """This host as a substrate, its runs, cordon and executions under ``state_dir``."""
+        from glimmer.backends.local.backend import LocalBackend
+
+        return LocalBackend(state_dir, node_name, profiles=profiles, tests=tests, sinks=sinks)
+
+    @property
+    def hostname(self) -> Callable[[], str]:
+        """The name this host answers as a node by default."""
+        from glimmer.backends.local.nodes import hostname
+
+        return hostname
+
+    @property
+    def drive(self) -> Callable[..., Any]:
+        """The wall-clock driver: passes, sleeping for the wake-up asked for, until settled."""
+        from glimmer.backends.common.drivers import drive_wall_clock
+
+        return drive_wall_clock
+
+
+LOCAL = LocalEntry()
+
+
 @dataclass(frozen=True)
 class Entry:
     """One ``--backend`` name: what it is, and its factory (None: not available yet)."""
@@ -199,7 +235,7 @@ class Entry:
 
 REGISTRY: Mapping[str, Entry] = {
     "sim": Entry("sim", "the built-in simulated fleet", SIM.backend),
-    "local": Entry("local", "this host"),
+    "local": Entry("local", "this host: the runner programs as processes", LOCAL.backend),
     "kubernetes": Entry("kubernetes", "a Kubernetes cluster"),
     "slurm": Entry("slurm", "a Slurm cluster"),
 }
@@ -224,6 +260,6 @@ def entry(name: str) -> Entry:
 
 def _not_yet(name: str) -> Entry:
     raise InputError(
-        f"--backend {name}: not available yet: only 'sim' (the built-in simulated "
-        "fleet) runs today; this host (local), Kubernetes and Slurm backends are planned"
+        f"--backend {name}: not available yet: 'sim' (the built-in simulated fleet) and "
+        "'local' (this host) run today; the Kubernetes and Slurm backends are planned"
     )

@@ -1,0 +1,100 @@
+"""``glimmer run --backend local``: this host judged through the one engine by real runner
+processes, its state under ``--state-dir``; the same command again replaces a finished run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from glimmer.api.run import BurnInRun
+from glimmer.cli.app import main
+from glimmer.contract.vocab import Phase
+
+
+def _disk_profile(tmp_path: Path) -> Path:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    docs = [
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInTest",
+            "metadata": {"name": "disk"},
+            "spec": {
+                "kind": "disk-io",
+                "durationSeconds": 30,
+                "runner": {
+                    "image": "local",  # a process on this host needs no image
+                    "env": [
+                        {"name": "DISK_IO_PATH", "value": str(scratch)},
+                        {"name": "DISK_IO_SIZE_MB", "value": "8"},
+                        {"name": "DISK_IO_MIN_FREE_MB", "value": "16"},
+                    ],
+                },
+                "thresholds": [
+                    {"metric": "writeBandwidthMBs", "comparison": "GreaterThanOrEqual", "value": "1"}
+                ],
+            },
+        },
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInProfile",
+            "metadata": {"name": "disk-only"},
+            "spec": {"tests": [{"testRef": "disk"}]},
+        },
+    ]
+    path = tmp_path / "disk.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["run", "--backend", "local", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_local_run_judges_this_host_with_a_real_runner_and_keeps_its_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    args = ("-f", str(_disk_profile(tmp_path)), "--node", "here", "--state-dir", str(state))
+    code, out, _ = _run(capsys, *args, "-o", "json")
+    final = BurnInRun.model_validate(json.loads(out))
+    assert final.name == "disk-only-here" and final.status is not None
+    [result] = final.status.results or []
+    assert code == {Phase.PASSED: 0, Phase.FAILED: 1}.get(final.status.phase, 3)
+    if result.phase is Phase.PASSED:  # O_DIRECT works here: the figure is this disk's
+        assert float((result.metrics or {})["writeBandwidthMBs"]) > 0
+    assert (state / "runs" / "default" / "disk-only-here.json").is_file()
+    code, out, _ = _run(capsys, *args)
+    assert "(started (the finished run of that name replaced))" in out.replace("\n", " ")
+    kept = BurnInRun.model_validate_json(
+        (state / "runs" / "default" / "disk-only-here.json").read_text()
+    )
+    assert kept.metadata.uid != final.metadata.uid  # a new run, not the old one again
+
+
+def test_a_dry_local_run_shows_the_plan_on_this_host_and_starts_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    code, out, _ = _run(
+        capsys, "-f", str(_disk_profile(tmp_path)), "--node", "here", "--state-dir", str(state),
+        "--dry-run",
+    )  # fmt: skip
+    assert code == 0 and "Targets (1): here" in out and "disk-io" in out
+    assert not (state / "runs").exists() and not (state / "executions").exists()
+
+
+@pytest.mark.parametrize(
+    "flag", [["--fault", "nic_degraded@nic:x/eth0"], ["--pairs", "ring"], ["--nodes", "a,b"]]
+)
+def test_a_simulator_only_flag_is_bad_input_with_the_local_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: list[str]
+) -> None:
+    code, _, err = _run(capsys, "--state-dir", str(tmp_path / "s"), *flag)
+    assert code == 2 and err.startswith(f"error: {flag[0]}: shapes the simulated fleet")
+    assert not (tmp_path / "s").exists()
