@@ -11,8 +11,10 @@ def _builtin() -> tuple[dict[str, BurnInProfile], dict[str, BurnInTestSpec]]:
     return profiles, tests
 
 
-def test_the_four_builtin_profiles_exist() -> None:
-    assert sorted(builtin_profile_names()) == ["acceptance", "pair-network", "smoke", "soak"]
+def test_the_five_builtin_profiles_exist() -> None:
+    # host (issue 13): the vendor-free checks of one machine, for --backend local.
+    names = ["acceptance", "host", "pair-network", "smoke", "soak"]
+    assert sorted(builtin_profile_names()) == names
 
 
 def test_soak_summary_counts_segments_from_duration_and_segment_length() -> None:
