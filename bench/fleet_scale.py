@@ -2,7 +2,8 @@
 
 Prints each figure for 10,000 and 100,000 GPUs, then the 100k/10k ratios, against the targets
 of issue 3 (at 100,000 GPUs: build ≤ 10 s, tick ≤ 250 ms, exposition ≤ 1 s; cost linear, ratio
-≤ 12). It only prints: a slow machine is a finding, not a crash, so nothing here asserts on time.
+≤ 12) and issue 12 item 6 (the topology build's own ratio ≤ 12; its time is the median of three
+builds). It only prints: a slow machine is a finding, not a crash, so nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ def median_time(fn: Callable[[int], object], runs: int) -> float:
 
 def measure(gpus: int) -> Figures:
     fleet = generate_fleet(gpus, "hgx")
-    topo, t_topo = timed(lambda: build(fleet))
+    topo, t_first_topo = timed(lambda: build(fleet))
+    # The median of three builds: one build is a few seconds of a shared machine's noise.
+    t_topo = statistics.median([t_first_topo, *(timed(lambda: build(fleet))[1] for _ in range(2))])
     faults = faults_for(topo, FAULTS)
     sim, t_sim = timed(lambda: FleetSim(topo, faults))
     t = EPOCH + 3600.0
@@ -129,7 +132,7 @@ def main() -> int:
         f"{big.exposition:.2f} s <= {TARGETS['exposition']:.0f} s "
         f"[{mark(big.exposition, TARGETS['exposition'])}]"
     )
-    for name in ("build", "tick", "exposition"):
+    for name in ("build", "topology", "tick", "exposition"):
         ratio = getattr(big, name) / getattr(small, name)
         print(f"ratio 100k/10k {name:<10} {ratio:5.1f} (<= {RATIO_TARGET:.0f}) "
               f"[{mark(ratio, RATIO_TARGET)}]")  # fmt: skip
