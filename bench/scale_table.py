@@ -319,7 +319,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return Row(case, None, f"over --max-nodes {args.max_nodes:,}")
         print(f"... {case}", file=sys.stderr, flush=True)
         got = measure(argv, args.timeout)
-        return Row(case, got, outcome(got, note))
+        row = Row(case, got, outcome(got, note))
+        # As each case ends, so that a run stopped before the table still leaves its figures.
+        print(f"    CPU {got.cpu_s:.2f} s, wall {got.wall_s:.2f} s, max RSS "
+              f"{human_bytes(got.rss_bytes)}: {row.note}", file=sys.stderr, flush=True)  # fmt: skip
+        return row
 
     rows: list[Row] = []
     acc = [
