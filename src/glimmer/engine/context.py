@@ -61,6 +61,10 @@ class Pass:
     # The book's index is the one this engine left (the run read back is the version it wrote):
     # what the engine remembers beside it (sleeping units, cursors) can be trusted.
     reused: bool = False
+    # The live executions come from the engine's watch over a change feed (:mod:`.watch`), and
+    # these are the names it re-read this pass: any other live one is as the last pass saw it.
+    watching: bool = False
+    watching_changed: set[str] = field(default_factory=set)
     memory: RunMemory = field(default_factory=lambda: RunMemory(""))
     cap: int = field(init=False)
     cutoffs: dict[str, datetime] = field(default_factory=dict)

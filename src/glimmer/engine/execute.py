@@ -56,8 +56,15 @@ def _seed_busy(ctx: Pass, live: Iterable[Execution], loaded: Collection[str] | N
     # unrecorded: an engine that knows which those are looks only at them (a 1,024-node run
     # otherwise walks every execution it ever made on every pass); one that does not (a fresh
     # engine, or one whose last pass failed) looks at all of them once.
-    watched = ctx.executions if ctx.unrecorded is None else _watched(ctx, ctx.unrecorded, live)
     still: set[str] = set()
+    names = ctx.unrecorded
+    if names is not None and ctx.watching:
+        # A live execution that did not change since the last pass, which left it unrecorded
+        # (re-checking every unit whose result it changed), is as it was: its nodes are loaded
+        # already. Only the rest are looked at (:mod:`.watch`).
+        still = (names & ctx.memory.watch.live.keys()) - ctx.watching_changed
+        names = names - still
+    watched = ctx.executions if names is None else _watched(ctx, names, live)
     for execution in watched:
         if _unrecorded(ctx, execution):
             still.add(execution.name)
@@ -79,7 +86,17 @@ def _watched(ctx: Pass, names: set[str], live: Iterable[Execution]) -> list[Exec
 def unrecorded_after(ctx: Pass) -> set[str]:
     """What the next pass of this engine watches: the executions still without a result, and
     those created by this pass."""
-    still = {name for name in ctx.unrecorded or () if _is_unrecorded(ctx, name)}
+    if not ctx.watching:
+        still = {name for name in ctx.unrecorded or () if _is_unrecorded(ctx, name)}
+        return still | ctx.created
+    live, touched = ctx.memory.watch.live, ctx.book.changed
+    still = set()
+    for name in ctx.unrecorded or ():
+        execution = live.get(name)
+        if execution is not None and (execution.spec.test, _unit_key(execution)) not in touched:
+            still.add(name)  # live at the pass's start, its unit untouched by the pass
+        elif _is_unrecorded(ctx, name):
+            still.add(name)
     return still | ctx.created
 
 
@@ -220,6 +237,8 @@ def _advance_test(ctx: Pass, index: int, test: PlannedTest) -> bool:
 def execute(ctx: Pass) -> None:
     """Sweep the plan; the flags on ``ctx`` say what was found."""
     live, loaded, changed = _observe_live(ctx)
+    if changed is not None:
+        ctx.watching, ctx.watching_changed = True, set(changed)
     _wake(ctx, changed)
     _seed_busy(ctx, live, loaded)
     if ctx.audit_stamps:
