@@ -30,7 +30,7 @@ def test_every_built_in_test_passes_on_a_healthy_node(
 
 def test_every_profile_names_only_known_tests() -> None:
     b = builtins()
-    assert set(b.profiles) == {"smoke", "acceptance", "pair-network", "soak"}
+    assert set(b.profiles) == {"smoke", "acceptance", "pair-network", "soak", "host"}
     for tests in b.profiles.values():
         assert set(tests) <= set(b.tests)
 
