@@ -4,6 +4,7 @@ processes, its state under ``--state-dir``; the same command again replaces a fi
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,11 @@ def _disk_profile(tmp_path: Path) -> Path:
                     ],
                 },
                 "thresholds": [
-                    {"metric": "writeBandwidthMBs", "comparison": "GreaterThanOrEqual", "value": "1"}
+                    {
+                        "metric": "writeBandwidthMBs",
+                        "comparison": "GreaterThanOrEqual",
+                        "value": "1",
+                    }
                 ],
             },
         },
@@ -98,3 +103,75 @@ def test_a_simulator_only_flag_is_bad_input_with_the_local_backend(
     code, _, err = _run(capsys, "--state-dir", str(tmp_path / "s"), *flag)
     assert code == 2 and err.startswith(f"error: {flag[0]}: shapes the simulated fleet")
     assert not (tmp_path / "s").exists()
+
+
+def test_the_built_in_host_profile_judges_this_machine_with_real_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, "--state-dir", str(tmp_path / "state"), "-o", "json")
+    final = BurnInRun.model_validate(json.loads(out))
+    assert final.status is not None and final.spec.profile_ref == "host"
+    results = {r.name: r for r in final.status.results or []}
+    assert code == 0 and final.status.phase is Phase.PASSED, {
+        n: (r.phase, r.message) for n, r in results.items()
+    }
+    memory = results["host-memory"].metrics or {}
+    disk = results["host-disk"].metrics or {}
+    assert float(memory["writeBandwidthMBs"]) >= 1000  # stressapptest on this machine's RAM
+    assert float(disk["writeBandwidthMBs"]) >= 100 and float(disk["readBandwidthMBs"]) >= 100
+    assert (results["host-kernel-and-links"].metrics or {})["xidEvents"] == "0"
+
+
+XID = "6,1234,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+
+
+def test_an_xid_in_the_kernel_log_during_the_window_fails_the_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("6,1,1000,-;kernel: a quiet line\n")
+    docs = [
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInTest",
+            "metadata": {"name": "kernel"},
+            "spec": {
+                "kind": "host-health",
+                "durationSeconds": 4,
+                "runner": {"env": [{"name": "BURNIN_KMSG_PATH", "value": str(kmsg)}]},
+                "thresholds": [
+                    # The gate of the built-in host profile.
+                    {"metric": "xidEvents", "comparison": "Equal", "value": "0"}
+                ],
+            },
+        },
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInProfile",
+            "metadata": {"name": "kernel-only"},
+            "spec": {"tests": [{"testRef": "kernel"}]},
+        },
+    ]
+    path = tmp_path / "kernel.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    done = threading.Event()
+
+    def log_xids() -> None:  # the fault, made real: the driver logs an Xid while it is watched
+        while not done.wait(0.3):
+            with kmsg.open("a") as f:
+                f.write(XID + "\n")
+
+    writer = threading.Thread(target=log_xids, daemon=True)
+    writer.start()
+    try:
+        code, out, _ = _run(
+            capsys, "-f", str(path), "--state-dir", str(tmp_path / "s"), "-o", "json"
+        )
+    finally:
+        done.set()
+        writer.join()
+    final = BurnInRun.model_validate(json.loads(out))
+    assert final.status is not None
+    [result] = final.status.results or []
+    assert code == 1 and final.status.phase is Phase.FAILED and result.phase is Phase.FAILED
+    assert int((result.metrics or {})["xidEvents"]) >= 1

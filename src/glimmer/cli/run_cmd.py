@@ -323,7 +323,7 @@ def run_local_main(
     final = local_run.drive(local, human)
     if human:
         console.print()
-        render_verdict(console, final)
+        render_verdict(console, final, simulated=False)
     else:
         print(dump_json([final]), end="")
     if out_dir is not None:

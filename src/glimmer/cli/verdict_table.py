@@ -196,16 +196,17 @@ def render_findings(console: Console, run: BurnInRun) -> None:
         console.print(finding_line(finding), soft_wrap=True)
 
 
-def _took(run: BurnInRun) -> str:
+def _took(run: BurnInRun, simulated: bool) -> str:
     status = run.status
     if status is None or status.started_at is None or status.finished_at is None:
         return ""
     seconds = (status.finished_at - status.started_at).total_seconds()
     hours, rest = divmod(round(seconds), 3600)
-    return f"; {hours}h{rest // 60:02d}m{rest % 60:02d}s simulated"
+    clock = " simulated" if simulated else ""  # a real host's run took real time
+    return f"; {hours}h{rest // 60:02d}m{rest % 60:02d}s{clock}"
 
 
-def verdict_line(run: BurnInRun) -> Text:
+def verdict_line(run: BurnInRun, simulated: bool = True) -> Text:
     """``Run acceptance: Failed — 108 passed, 2 failed, 0 errored, 0 skipped of 110 units``."""
     status = run.status
     units = progress_of(run).total
@@ -217,19 +218,21 @@ def verdict_line(run: BurnInRun) -> Text:
     if status is not None:
         declined = sum(judged_elsewhere(r) for r in status.results or [])
         why = f" ({declined} by per-product cells of another GPU class)" if declined else ""
+        took = _took(run, simulated)
         line.append(
             f" — {status.passed} passed, {status.failed} failed, {status.errored} errored, "
-            f"{status.skipped} skipped{why} of {units} {plural(units, 'unit')}{_took(run)}"
+            f"{status.skipped} skipped{why} of {units} {plural(units, 'unit')}{took}"
         )
     return line
 
 
-def render_verdict(console: Console, run: BurnInRun) -> None:
-    """The table, the findings and the run verdict."""
+def render_verdict(console: Console, run: BurnInRun, *, simulated: bool = True) -> None:
+    """The table, the findings and the run verdict (its duration on the simulator's clock,
+    or on a real one)."""
     out = wide(console)
     table = fitting_verdict_table(out, run)
     if table.row_count:
         out.print(table)
     render_findings(console, run)
     console.print()
-    console.print(verdict_line(run), soft_wrap=True)
+    console.print(verdict_line(run, simulated), soft_wrap=True)
