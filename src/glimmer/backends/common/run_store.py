@@ -305,3 +305,41 @@ class FileRunStore(StoredRuns):
             if run is not None:
                 found.append(run)
         return found
+
+
+class RunsInStore:
+    """The run-store part of a backend whose runs live in a :class:`StoredRuns` (``store``):
+    each call handed to the store, and :meth:`_forget` told when a run's delete completed, so
+    the backend lets go of what it holds for that run (executions, the sinks' outbox)."""
+
+    store: StoredRuns
+
+    def _forget(self, run: BurnInRun) -> None:
+        """The run is gone from the store: drop what the backend holds for it."""
+
+    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
+        return self.store.get_run(namespace, name)
+
+    def list_runs(self) -> list[BurnInRun]:
+        return self.store.list_runs()
+
+    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        return self.store.write_status(run, status)
+
+    def write_metadata(
+        self,
+        run: BurnInRun,
+        *,
+        annotations: Mapping[str, str | None] | None = None,
+        finalizers: Sequence[str] | None = None,
+    ) -> BurnInRun:
+        written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
+        if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
+            self._forget(written)  # the delete completed
+        return written
+
+    def delete_run(self, namespace: str, name: str) -> None:
+        held = self.store.get_run(namespace, name)
+        self.store.delete_run(namespace, name)
+        if held is not None and not held.metadata.finalizers:
+            self._forget(held)

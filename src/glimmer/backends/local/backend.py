@@ -29,10 +29,10 @@ from datetime import datetime
 from pathlib import Path
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.common.delivery import SinkDelivery
-from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.common.run_store import FileRunStore, RunsInStore
 from glimmer.backends.local.clock import HostClock, SubstrateClock
 from glimmer.backends.local.executions import STOP_GRACE, ProcessExecutions
 from glimmer.backends.local.nodes import NodeFiles, host_node, hostname
@@ -46,7 +46,7 @@ from glimmer.engine.backend import (
 from glimmer.sinks.sinkset import SinkSet
 
 
-class LocalBackend:
+class LocalBackend(RunsInStore):
     """A :class:`~glimmer.engine.backend.Backend` over this host, state under ``state_dir``.
 
     ``node_name`` names the node (default: the hostname). A sequence of names gives several
@@ -130,33 +130,6 @@ class LocalBackend:
             meta = run.metadata.model_copy(update={"uid": str(uuid.uuid4())})
             run = run.model_copy(update={"metadata": meta})
         return self.store.create_run(run)
-
-    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
-        return self.store.get_run(namespace, name)
-
-    def list_runs(self) -> list[BurnInRun]:
-        return self.store.list_runs()
-
-    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-        return self.store.write_status(run, status)
-
-    def write_metadata(
-        self,
-        run: BurnInRun,
-        *,
-        annotations: Mapping[str, str | None] | None = None,
-        finalizers: Sequence[str] | None = None,
-    ) -> BurnInRun:
-        written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
-        if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
-            self._forget(written)  # the delete completed: its executions go with it
-        return written
-
-    def delete_run(self, namespace: str, name: str) -> None:
-        held = self.store.get_run(namespace, name)
-        self.store.delete_run(namespace, name)
-        if held is not None and not held.metadata.finalizers:
-            self._forget(held)
 
     def _forget(self, run: BurnInRun) -> None:
         uid = run.metadata.uid or ""

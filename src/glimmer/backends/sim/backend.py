@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import apply_annotations, selector_matches
 from glimmer.backends.common.delivery import SinkDelivery
-from glimmer.backends.common.run_store import MemoryRunStore, RunKey, StoredRuns
+from glimmer.backends.common.run_store import MemoryRunStore, RunKey, RunsInStore, StoredRuns
 from glimmer.backends.sim.faults import (
     EVICTED_MESSAGE,
     INSUFFICIENT_GPU,
@@ -132,7 +132,7 @@ def _seed_of(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("\0".join(map(str, parts)).encode()).digest()[:8], "big")
 
 
-class SimBackend:
+class SimBackend(RunsInStore):
     """A :class:`~glimmer.engine.backend.Backend` over simulated nodes and a virtual clock."""
 
     def __init__(
@@ -441,33 +441,6 @@ class SimBackend:
     def runs(self) -> dict[RunKey, BurnInRun]:
         """The runs held in memory, by (namespace, name); a backend over files holds none."""
         return self.store.runs if isinstance(self.store, MemoryRunStore) else {}
-
-    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
-        return self.store.get_run(namespace, name)
-
-    def list_runs(self) -> list[BurnInRun]:
-        return self.store.list_runs()
-
-    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-        return self.store.write_status(run, status)
-
-    def write_metadata(
-        self,
-        run: BurnInRun,
-        *,
-        annotations: Mapping[str, str | None] | None = None,
-        finalizers: Sequence[str] | None = None,
-    ) -> BurnInRun:
-        written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
-        if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
-            self._forget(written)  # the delete completed: its executions and outbox go with it
-        return written
-
-    def delete_run(self, namespace: str, name: str) -> None:
-        held = self.store.get_run(namespace, name)
-        self.store.delete_run(namespace, name)
-        if held is not None and not held.metadata.finalizers:
-            self._forget(held)
 
     def _forget(self, run: BurnInRun) -> None:
         self.delivery.forget_run(run.metadata.uid or "")
