@@ -28,7 +28,7 @@ def test_sim_is_the_one_available_backend_and_builds_a_simulator_over_the_twin()
 @pytest.mark.parametrize("name", ["kubernetes", "slurm"])
 def test_a_planned_substrate_is_known_but_not_available_yet(name: str) -> None:
     assert name in REGISTRY and not REGISTRY[name].available
-    with pytest.raises(InputError, match="not available yet: 'sim' .* and 'local' .* run today"):
+    with pytest.raises(InputError, match=r"not available yet: 'sim' .* and 'local' .* run today"):
         entry(name)
 
 
