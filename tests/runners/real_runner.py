@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -84,3 +85,26 @@ def assert_contract(ran: Ran) -> None:
     names = set(ran.parsed.metrics) | set(ran.parsed.unmeasurable)
     assert names <= allowed, f"{ran.kind} printed names it is not known to emit: {names - allowed}"
     assert ran.parsed.message == lines[-1].strip()[:1024]
+
+
+@dataclass(frozen=True)
+class Standalone:
+    """A Python with nothing installed, and a PYTHONPATH holding only what a runner may use."""
+
+    python: str
+    pythonpath: str
+
+
+def standalone(tmp_path: Path) -> Standalone:
+    """A fresh venv (no pip, no packages) and copies of glimmer/contract and glimmer/runners
+    alone, without even glimmer/__init__.py: a runner that needs more fails to import there."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    pkgs = tmp_path / "pkgs"
+    for package in ("contract", "runners"):
+        shutil.copytree(
+            SRC / "glimmer" / package,
+            pkgs / "glimmer" / package,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    return Standalone(str(venv / "bin" / "python"), str(pkgs))

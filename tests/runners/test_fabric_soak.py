@@ -6,13 +6,12 @@ counters reported as a delta."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-from real_runner import SRC, assert_contract, finish, run_runner
+from real_runner import assert_contract, finish, run_runner, standalone
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -152,20 +151,13 @@ def test_failed_windows_fail_the_soak_and_are_counted(tmp_path: Path) -> None:
 
 def test_fabric_soak_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
     """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    for package in ("contract", "runners"):
-        shutil.copytree(
-            SRC / "glimmer" / package,
-            tmp_path / "pkgs" / "glimmer" / package,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+    alone = standalone(tmp_path)
     env = {
-        "PYTHONPATH": str(tmp_path / "pkgs"),
+        "PYTHONPATH": alone.pythonpath,
         "BURNIN_ROLE": "client",
         "BURNIN_PEER_HOST": "10.0.0.1",
     }
-    ran = run_runner("fabric-soak", env, python=str(venv / "bin" / "python"))
+    ran = run_runner("fabric-soak", env, python=alone.python)
     assert_contract(ran)
     assert ran.exit_code == 2, ran.stdout + ran.stderr
     assert ran.stderr == ""

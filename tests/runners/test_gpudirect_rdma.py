@@ -5,13 +5,12 @@ server and a client run ``--use_cuda`` phases through stand-ins printing perftes
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-from real_runner import SRC, assert_contract, run_runner
+from real_runner import assert_contract, run_runner, standalone
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -117,16 +116,9 @@ def test_a_pair_measures_rdma_into_gpu_memory(tmp_path: Path) -> None:
 
 def test_gpudirect_rdma_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
     """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    for package in ("contract", "runners"):
-        shutil.copytree(
-            SRC / "glimmer" / package,
-            tmp_path / "pkgs" / "glimmer" / package,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
-    env = {"PYTHONPATH": str(tmp_path / "pkgs"), "BURNIN_ROLE": "server"}
-    ran = run_runner("gpudirect-rdma", env, python=str(venv / "bin" / "python"))
+    alone = standalone(tmp_path)
+    env = {"PYTHONPATH": alone.pythonpath, "BURNIN_ROLE": "server"}
+    ran = run_runner("gpudirect-rdma", env, python=alone.python)
     assert_contract(ran)
     assert ran.exit_code == 2, ran.stdout + ran.stderr
     assert ran.stderr == ""

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from real_runner import SRC, assert_contract, finish, run_runner
+from real_runner import assert_contract, finish, run_runner, standalone
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -175,21 +175,14 @@ def test_sigterm_mid_run_is_an_error_with_no_counters(stressapptest: str) -> Non
 
 def test_memory_stress_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
     """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    for package in ("contract", "runners"):
-        shutil.copytree(
-            SRC / "glimmer" / package,
-            tmp_path / "pkgs" / "glimmer" / package,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+    alone = standalone(tmp_path)
     env = {
-        "PYTHONPATH": str(tmp_path / "pkgs"),
+        "PYTHONPATH": alone.pythonpath,
         "BURNIN_DURATION_SECONDS": "2",
         "BURNIN_MEMORY_MB": "16",
         "BURNIN_MEMORY_THREADS": "1",
     }
-    ran = run_runner("memory-stress", env, python=str(venv / "bin" / "python"))
+    ran = run_runner("memory-stress", env, python=alone.python)
     assert_contract(ran)
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     assert ran.stderr == ""

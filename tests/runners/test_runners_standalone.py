@@ -4,25 +4,15 @@ glimmer/runners, without even glimmer/__init__.py."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from real_runner import SRC, assert_contract, run_runner
+from real_runner import assert_contract, run_runner, standalone
 
 
 def test_each_runner_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
-    pkgs = tmp_path / "pkgs"
-    for package in ("contract", "runners"):
-        shutil.copytree(
-            SRC / "glimmer" / package,
-            pkgs / "glimmer" / package,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+    alone = standalone(tmp_path)
+    python, pkgs = alone.python, Path(alone.pythonpath)
     assert not (pkgs / "glimmer" / "__init__.py").exists()
     env = {"PYTHONPATH": str(pkgs)}
     isolated = subprocess.run(

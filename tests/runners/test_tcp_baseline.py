@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from real_runner import SRC, assert_contract, finish, run_runner
+from real_runner import assert_contract, finish, run_runner, standalone
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -278,16 +278,9 @@ def test_a_missing_iperf3_is_an_error_naming_tool_and_package() -> None:
 
 def test_tcp_baseline_runs_with_only_the_contract_beside_it(tmp_path: Path) -> None:
     """No pip, no packages: copies of glimmer/contract and glimmer/runners only."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    for package in ("contract", "runners"):
-        shutil.copytree(
-            SRC / "glimmer" / package,
-            tmp_path / "pkgs" / "glimmer" / package,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
-    env = {"PYTHONPATH": str(tmp_path / "pkgs"), "TCP_BASELINE_PORT": "5201"}
-    ran = run_runner("tcp-baseline", env, python=str(venv / "bin" / "python"))
+    alone = standalone(tmp_path)
+    env = {"PYTHONPATH": alone.pythonpath, "TCP_BASELINE_PORT": "5201"}
+    ran = run_runner("tcp-baseline", env, python=alone.python)
     assert_contract(ran)
     assert ran.exit_code == 2, ran.stdout + ran.stderr
     assert ran.stderr == ""
