@@ -9,6 +9,7 @@ unit its registry row declares.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from glimmer.contract.kinds import kind_spec
 from glimmer.contract.registry import REGISTRY, Unit
@@ -31,8 +32,13 @@ UNIT_SUFFIXES: tuple[Unit, ...] = (
 # ASCII only: no underscore, dash or dot, and a lower-case first letter.
 _NAME = re.compile(r"[a-z][a-zA-Z0-9]*", re.ASCII)
 _SEPARATORS = re.compile(r"[_-]")
+# Every result of every pass asks the unit of the same few hundred names: the answers (a pure
+# function of the name) are kept for at most this many names, as runner output is open-ended.
+# validate_metric_name is not kept: it reads the registry, which a caller may extend.
+NAMES_REMEMBERED = 4096
 
 
+@lru_cache(maxsize=NAMES_REMEMBERED)
 def unit_of(name: str) -> Unit:
     """The unit a name's suffix declares; NONE when no suffix applies.
 
