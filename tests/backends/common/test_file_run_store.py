@@ -4,6 +4,7 @@ per run, stale writes refused, and deletion that waits for the finalizers."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,25 @@ def test_a_replaced_run_is_stored_whole_over_the_one_of_its_name(tmp_path: Path)
     replaced = store.put_run(edited)  # a user's edit: made from an old copy, still stored
     assert replaced.spec.suspend and replaced.metadata.resource_version == "3"
     assert store.get_run("default", "run") == replaced
+
+
+def test_a_file_changed_behind_the_store_keeping_inode_size_and_mtime_is_read_again(
+    tmp_path: Path,
+) -> None:
+    # Two writes within one coarse clock tick can leave a file with the inode, size and mtime
+    # of a version a store has cached; only the bytes tell them apart (a lost update in CI).
+    store, _ = _stored(tmp_path)
+    path = tmp_path / "default" / "run.json"
+    before = path.stat()
+    text = path.read_text()
+    assert '"uid":"u-1"' in text
+    path.write_text(text.replace('"uid":"u-1"', '"uid":"u-2"'))  # in place: the same inode
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    seen = store.get_run("default", "run")
+    assert seen is not None and seen.metadata.uid == "u-2"

@@ -11,9 +11,11 @@ completes when the engine removes the last one.
 On files: one JSON file per run, ``<root>/<namespace>/<name>.json``. Every write is atomic —
 written to a temporary file beside it, flushed to disk, then renamed over it — so a crash
 mid-write leaves the previous file whole, never half of one. A write holds the run's own lock
-(``<name>.lock``, ``fcntl.flock``) from its read to its rename. A read parses the file only
-when it changed since this store last saw it (its inode, size and mtime), so a process
-driving its own run does not re-parse what it has just written.
+(``<name>.lock``, ``fcntl.flock``) from its read to its rename. A read always reads the file,
+but parses it only when its bytes differ from the ones this store last read or wrote, so a
+process driving its own run does not re-parse what it has just written. (Not by stat: two
+writes within one coarse clock tick can reuse an inode and keep size and mtime, and a stale
+copy would then pass the resourceVersion check and lose an update.)
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from glimmer.engine.backend import Conflict, NotFound
 
 SUFFIX = ".json"
 RunKey = tuple[str, str]
-Signature = tuple[int, int, int]  # inode, size, mtime (ns): which version of a file was read
 
 
 def _utc_now() -> datetime:
@@ -221,7 +222,7 @@ class FileRunStore(StoredRuns):
     ) -> None:
         super().__init__(now=now, profiles=profiles, tests=tests)
         self.root = Path(root)
-        self._seen: dict[Path, tuple[Signature, BurnInRun]] = {}
+        self._seen: dict[Path, tuple[bytes, BurnInRun]] = {}
 
     def path(self, namespace: str, name: str) -> Path:
         """The file that holds ``namespace/name``."""
@@ -238,31 +239,17 @@ class FileRunStore(StoredRuns):
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    @staticmethod
-    def _signature(path: Path) -> Signature | None:
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
-
     def _read(self, path: Path) -> BurnInRun | None:
-        signature = self._signature(path)
-        seen = self._seen.get(path)
-        if signature is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
             self._seen.pop(path, None)
             return None
-        if seen is not None and seen[0] == signature:
-            return seen[1]  # the version this store last read or wrote: not parsed again
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return None  # deleted between the stat and the read
-        run = BurnInRun.model_validate_json(text)
-        # The signature of the file actually read: a rename in between changes the inode.
-        after = self._signature(path)
-        if after is not None:
-            self._seen[path] = (after, run)
+        seen = self._seen.get(path)
+        if seen is not None and seen[0] == data:
+            return seen[1]  # the very bytes this store last read or wrote: not parsed again
+        run = BurnInRun.model_validate_json(data)
+        self._seen[path] = (data, run)
         return run
 
     def _load(self, key: RunKey) -> BurnInRun | None:
@@ -272,17 +259,17 @@ class FileRunStore(StoredRuns):
         path = self.path(*key)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w") as out:
-                out.write(run.model_dump_json(by_alias=True, exclude_none=True))
+            data = run.model_dump_json(by_alias=True, exclude_none=True).encode()
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
                 out.flush()
                 os.fsync(out.fileno())
-                signature = os.fstat(out.fileno())
             os.replace(tmp, path)  # atomic: readers see the old file or the new, never half
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             self._seen.pop(path, None)
             raise
-        self._seen[path] = ((signature.st_ino, signature.st_size, signature.st_mtime_ns), run)
+        self._seen[path] = (data, run)
 
     def _drop(self, key: RunKey) -> None:
         path = self.path(*key)
