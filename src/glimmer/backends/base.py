@@ -3,6 +3,7 @@ helpers substrates share."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from glimmer.engine.backend import (
@@ -64,3 +65,17 @@ def apply_annotations(
         else:
             out[key] = value
     return out
+
+
+def updated_node(
+    node: NodeView,
+    unschedulable: bool | None = None,
+    annotations: Mapping[str, str | None] | None = None,
+) -> NodeView:
+    """``node`` after one ``update_node``: schedulability set unless None, annotations applied
+    (a None value deletes the key), both in the same new view."""
+    return dataclasses.replace(
+        node,
+        unschedulable=node.unschedulable if unschedulable is None else unschedulable,
+        annotations=apply_annotations(node.annotations, annotations),
+    )

@@ -15,7 +15,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from glimmer.backends.base import apply_annotations, selector_matches
+from glimmer.backends.base import selector_matches, updated_node
 from glimmer.backends.common.files import locked, read_json, write_json
 from glimmer.engine.backend import NodeView, NotFound
 
@@ -94,12 +94,7 @@ class NodeFiles:
             raise NotFound(f"node {name} not found")
         path = self._path(name)
         with locked(path.with_suffix(".lock")):
-            node = self._view(facts)
-            node = dataclasses.replace(
-                node,
-                unschedulable=node.unschedulable if unschedulable is None else unschedulable,
-                annotations=apply_annotations(node.annotations, annotations),
-            )
+            node = updated_node(self._view(facts), unschedulable, annotations)
             write_json(
                 path,
                 {"unschedulable": node.unschedulable, "annotations": dict(node.annotations)},

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.base import apply_annotations, selector_matches
+from glimmer.backends.base import selector_matches, updated_node
 from glimmer.backends.common.delivery import SinkDelivery
 from glimmer.backends.common.run_store import MemoryRunStore, RunKey, RunsInStore, StoredRuns
 from glimmer.backends.sim.faults import (
@@ -195,11 +195,7 @@ class SimBackend(RunsInStore):
         node = self.nodes.get(name)
         if node is None:
             raise NotFound(f"node {name} not found")
-        node = dataclasses.replace(
-            node,
-            unschedulable=node.unschedulable if unschedulable is None else unschedulable,
-            annotations=apply_annotations(node.annotations, annotations),
-        )
+        node = updated_node(node, unschedulable, annotations)
         self.nodes[name] = node
         return node
 
