@@ -15,6 +15,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
+# The accelerator runner kinds (issue 14) run their real numeric code in the tests on torch's cpu
+# device. torch is no part of the base install (the gpu extra brings it, with a CUDA build, to a
+# GPU host), so the test set-up alone adds it here; on these machines this pin resolves to the
+# CPU build of PyTorch (about 20 s).
+TORCH_VERSION ?= 2.13.0
+TORCH_STAMP   := $(VENV)/.torch-stamp
+
+$(TORCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==$(TORCH_VERSION)
+	touch $(TORCH_STAMP)
+
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -24,7 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(SRC)
 	$(BIN)/ruff format --check $(SRC)
 
-typecheck: $(STAMP)
+typecheck: $(STAMP) $(TORCH_STAMP)
 	$(BIN)/mypy
 
 imports: $(STAMP)
@@ -40,7 +51,7 @@ tools:
 	tests/tools/ensure_iperf3.sh
 	tests/tools/ensure_perftest.sh
 
-pytest: $(STAMP) tools
+pytest: $(STAMP) $(TORCH_STAMP) tools
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 test: lint typecheck imports pytest
