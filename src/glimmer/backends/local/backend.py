@@ -4,7 +4,8 @@
   directory, one atomic update each;
 * **executions**: real processes, each under a detached supervisor (:mod:`.executions`,
   :mod:`.supervise`) that survives the glimmer process, so ``kill -9`` of glimmer stops no
-  measurement and loses no result;
+  measurement and loses no result; the runner itself, or a container runtime's client running
+  it in a container (``runtime``, :mod:`.runtimes`, :mod:`.containers`);
 * **run store**: :class:`~glimmer.backends.common.run_store.FileRunStore` under
   ``<state>/runs`` — the run's status is the checkpoint, so running the same command again
   after a crash resumes where the status says;
@@ -34,8 +35,10 @@ from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.common.delivery import SinkDelivery
 from glimmer.backends.common.run_store import FileRunStore, RunsInStore
 from glimmer.backends.local.clock import HostClock, SubstrateClock
+from glimmer.backends.local.containers import DeviceScan, char_devices
 from glimmer.backends.local.executions import STOP_GRACE, ProcessExecutions
 from glimmer.backends.local.nodes import NodeFiles, host_node, hostname
+from glimmer.backends.local.runtimes import PROCESS
 from glimmer.engine.backend import (
     Delivery,
     ExecutionIndex,
@@ -54,6 +57,10 @@ class LocalBackend(RunsInStore):
     their executions all run here; ``node_labels`` adds labels per node name. ``runner_command``
     is the command a runner is started with, the kind appended (default ``glimmer-runner``
     of this install). ``clock`` is the wall clock unless a test gives a faster one.
+    ``runtime`` runs the executions: ``process`` (the runner as a process), ``auto``,
+    ``docker``, ``podman`` or ``nerdctl`` (§8.1; :mod:`.runtimes`); ``runtime_path`` is where
+    runtime programs are looked up (default: PATH) and ``device_scan`` finds the devices of a
+    mounted host path (:mod:`.containers`).
     """
 
     def __init__(
@@ -68,6 +75,9 @@ class LocalBackend(RunsInStore):
         node_labels: Mapping[str, Mapping[str, str]] | None = None,
         clock: SubstrateClock | None = None,
         stop_grace: float = STOP_GRACE,
+        runtime: str = PROCESS,
+        runtime_path: str | None = None,
+        device_scan: DeviceScan = char_devices,
     ) -> None:
         self.state_dir = Path(state_dir)
         names = [node_name or hostname()] if isinstance(node_name, str | None) else node_name
@@ -80,7 +90,13 @@ class LocalBackend(RunsInStore):
             self.state_dir / "runs", now=self.clock.now, profiles=profiles, tests=tests
         )
         self.processes = ProcessExecutions(
-            self.state_dir / "executions", self.clock, runner_command, stop_grace=stop_grace
+            self.state_dir / "executions",
+            self.clock,
+            runner_command,
+            stop_grace=stop_grace,
+            runtime=runtime,
+            runtime_path=runtime_path,
+            device_scan=device_scan,
         )
         self.delivery = SinkDelivery(sinks)
 

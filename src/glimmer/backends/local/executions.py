@@ -15,6 +15,13 @@ spawns a supervisor, which runs the runner and fills the record in. A record is 
 A record whose supervisor never claimed it within :data:`CLAIM_GRACE` host seconds was left by a
 process killed between writing it and spawning the supervisor: nothing ever ran under it, so it
 reads as absent, and the engine's next create of that name spawns the supervisor it lacks.
+
+Under a container runtime (:mod:`.runtimes`) the supervisor runs the runtime's client with the
+§8.2 command line (:mod:`.containers`) instead of the runner; the record keeps the runtime and
+the container's name, so a stop — by the supervisor, by a delete, or by a later glimmer that
+finds the supervisor gone — also removes the container. A runtime that does not answer, or a
+container without an image, is recorded as ended at once (exit -1, never ran): an Error
+attempt, with no supervisor.
 """
 
 from __future__ import annotations
@@ -30,10 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from glimmer.backends.local.clock import SubstrateClock
+from glimmer.backends.local.containers import (
+    ContainerRuntime,
+    DeviceScan,
+    asks_memlock,
+    char_devices,
+    container_name,
+)
 from glimmer.backends.local.procs import ProcessId, alive, stop
 from glimmer.backends.local.records import RecordDir, RecordPath, now_text, parse_time
+from glimmer.backends.local.runtimes import PROCESS, RuntimeChoice, Unavailable
 from glimmer.backends.local.specs import spec_from_json, spec_to_json
-from glimmer.backends.local.supervise import DEADLINE_REASON
+from glimmer.backends.local.supervise import DEADLINE_REASON, remove_container
 from glimmer.engine.backend import (
     ExecPhase,
     Execution,
@@ -43,7 +58,6 @@ from glimmer.engine.backend import (
     Rendezvous,
 )
 
-RDMA_DEVICES = "/dev/infiniband"
 CLAIM_GRACE = 5.0  # host seconds a supervisor may take to claim its record
 STOP_GRACE = 1.0  # host seconds between SIGTERM and SIGKILL
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
@@ -53,6 +67,13 @@ VANISHED_MESSAGE = (
     "rebooted); the runner's end was never seen"
 )
 POD_REASONS = (DEADLINE_REASON, VANISHED)
+RUNTIME_UNAVAILABLE = "RuntimeUnavailable"
+NO_IMAGE = "NoImage"
+NO_IMAGE_MESSAGE = (
+    'test "{test}": no image for kind "{kind}"; give runner.image or run without a container '
+    "runtime"
+)
+NEVER_RAN = -1  # the exit code of an execution refused before anything ran (§3.1)
 SUPERVISOR_MODULE = "glimmer.backends.local.supervise"
 
 
@@ -66,7 +87,12 @@ def _identity(value: object) -> ProcessId | None:
 
 
 class ProcessExecutions:
-    """The :class:`~glimmer.engine.backend.Executions` of this host, under ``root``."""
+    """The :class:`~glimmer.engine.backend.Executions` of this host, under ``root``.
+
+    ``runtime`` is ``process`` (each runner a plain process), ``auto``, ``docker``, ``podman``
+    or ``nerdctl`` (:mod:`.runtimes`); ``runtime_path`` is where runtime programs are looked up
+    (default: PATH) and ``device_scan`` how the devices of a mounted host path are found
+    (:mod:`.containers`) — both for tests."""
 
     def __init__(
         self,
@@ -75,11 +101,16 @@ class ProcessExecutions:
         runner_command: Sequence[str] | None = None,
         *,
         stop_grace: float = STOP_GRACE,
+        runtime: str = PROCESS,
+        runtime_path: str | None = None,
+        device_scan: DeviceScan = char_devices,
     ) -> None:
         self.records = RecordDir(root)
         self.clock = clock
         self.runner_command = tuple(runner_command or default_runner_command())
         self.stop_grace = stop_grace
+        self.runtime = RuntimeChoice(runtime, runtime_path)
+        self.device_scan = device_scan
         self._spawned: list[subprocess.Popen[bytes]] = []
         self._specs: dict[tuple[str, str, str], ExecutionSpec] = {}
 
@@ -98,18 +129,43 @@ class ProcessExecutions:
         env.update(dict(spec.env))
         return env
 
-    def launch(self, spec: ExecutionSpec) -> dict[str, Any]:
+    def launch(
+        self, spec: ExecutionSpec, runtime: ContainerRuntime | None = None
+    ) -> dict[str, Any]:
         """What the supervisor is asked to run: command line, environment, deadline in host
-        seconds, the stop grace, and whether memlock is raised (a mount under /dev/infiniband,
-        §8.2). A process sees the host's own files and devices, so hostPaths need nothing else;
-        one offered at another path is not remapped (that takes a container runtime): the
-        runner sees the host as it is and reports what it finds, as it must without a mount."""
-        return {
-            "argv": self.argv(spec),
-            "env": self.env(spec),
+        seconds, the stop grace, whether memlock is raised, and which runtime runs it.
+
+        As a process (``runtime`` None): the runner's command line and environment; memlock
+        raised for a mount under /dev/infiniband (§8.2). A process sees the host's own files and
+        devices, so hostPaths need nothing else; one offered at another path is not remapped
+        (that takes a container runtime): the runner sees the host as it is and reports what it
+        finds, as it must without a mount.
+
+        As a container: the runtime's command line (:mod:`.containers`), run with glimmer's own
+        environment (the runtime's client needs its DOCKER_HOST, XDG_RUNTIME_DIR...; the runner
+        gets only the spec's, as ``-e``), the container's name and how to remove it — recorded,
+        so whoever reads the record later stops that container, whatever runtime it runs now."""
+        common = {
             "deadline": self.clock.host_seconds(spec.deadline_seconds),
             "grace": self.stop_grace,
-            "memlock": any(_under(m.path, RDMA_DEVICES) for m in spec.mounts),
+        }
+        if runtime is None:
+            return {
+                "runtime": PROCESS,
+                "argv": self.argv(spec),
+                "env": self.env(spec),
+                **common,
+                "memlock": asks_memlock(spec),
+            }
+        name = container_name(spec)
+        return {
+            "runtime": runtime.name,
+            "argv": runtime.run_argv(spec, self.device_scan),
+            "env": None,
+            **common,
+            "memlock": False,  # asked of the runtime (--ulimit), not of its client
+            "container": name,
+            "remove": runtime.remove_argv(name),
         }
 
     def _spawn(self, path: RecordPath) -> None:
@@ -130,24 +186,36 @@ class ProcessExecutions:
 
     def create_execution(self, spec: ExecutionSpec) -> None:
         path = self.records.of(spec.namespace, spec.run, spec.name)
+        if _standing(path.read()):
+            return  # checked before the runtime is asked, which may take seconds
+        runtime = self.runtime.current()
         with path.locked():
             record = path.read()
-            if record is not None and (
-                record.get("supervisor")
-                or record.get("exit_code") is not None
-                or not _orphaned(record)
-            ):
+            if _standing(record):
                 return  # it exists (or its supervisor is on its way): left as it is
             if record is None:
-                record = {
-                    "spec": spec_to_json(spec),
-                    "created_at": now_text(),
-                    # The runner works in a folder of its own: never in whatever directory
-                    # glimmer was started from, which may go away while it runs.
-                    "launch": {**self.launch(spec), "cwd": str(path.work)},
-                }
+                record = self._new_record(spec, path, runtime)
                 path.write(record)
+                if record.get("exit_code") is not None:
+                    return  # refused before anything ran: nothing to supervise
         self._spawn(path)
+
+    def _new_record(
+        self, spec: ExecutionSpec, path: RecordPath, runtime: ContainerRuntime | Unavailable | None
+    ) -> dict[str, Any]:
+        """The claim of a new execution, or its end already when it cannot run: a runtime that
+        was asked for and does not answer, or a container without an image. Either is an
+        Error attempt (exit -1, never ran), not a Fail: nothing was measured."""
+        created = now_text()
+        record: dict[str, Any] = {"spec": spec_to_json(spec), "created_at": created}
+        if isinstance(runtime, Unavailable):
+            return {**record, **_refused(runtime.runtime, RUNTIME_UNAVAILABLE, runtime.message)}
+        if runtime is not None and not spec.image:
+            message = NO_IMAGE_MESSAGE.format(test=spec.test, kind=spec.kind)
+            return {**record, **_refused(runtime.name, NO_IMAGE, message)}
+        # The runner works in a folder of its own: never in whatever directory glimmer was
+        # started from, which may go away while it runs.
+        return {**record, "launch": {**self.launch(spec, runtime), "cwd": str(path.work)}}
 
     # -- observing ------------------------------------------------------------------------------
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
@@ -203,6 +271,7 @@ class ProcessExecutions:
         runner = _identity(record.get("runner"))
         if alive(runner):
             stop([runner], self.stop_grace)  # unsupervised: its result could never be seen
+        remove_container(record.get("launch") or {})  # a container outlives its client
         ended = self._vanished(path)
         return self._ended(base, ended, int(ended["exit_code"])) if ended is not None else None
 
@@ -250,6 +319,8 @@ class ProcessExecutions:
             path.write({**record, "deleting": True})
         processes = [_identity(record.get("supervisor")), _identity(record.get("runner"))]
         stop(processes, self.stop_grace)
+        if record.get("exit_code") is None:  # else its supervisor saw the container end
+            remove_container(record.get("launch") or {})  # a container outlives its client
         path.remove()
 
     def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:
@@ -280,8 +351,24 @@ class ProcessExecutions:
         return f"127.{digest[0] % 254 + 1}.{digest[1]}.{digest[2] % 254 + 1}"
 
 
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+def _standing(record: Mapping[str, Any] | None) -> bool:
+    """Whether a record stands: supervised, ended, or with its supervisor on its way."""
+    return record is not None and bool(
+        record.get("supervisor") or record.get("exit_code") is not None or not _orphaned(record)
+    )
+
+
+def _refused(runtime: str, reason: str, message: str) -> dict[str, Any]:
+    """The end of an execution that never ran, as its record holds it."""
+    now = now_text()
+    return {
+        "launch": {"runtime": runtime},
+        "started_at": now,
+        "finished_at": now,
+        "exit_code": NEVER_RAN,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def _orphaned(record: Mapping[str, Any]) -> bool:

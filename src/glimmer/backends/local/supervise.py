@@ -11,6 +11,11 @@ its own process group with stdout and stderr in the log, kills that group at the
 the end time. After the runner ends, anything left in its group is killed too, so no runner
 process outlives its record. SIGTERM to the supervisor (a delete) stops the runner the same
 way. Standard library only: it starts in milliseconds.
+
+Under a container runtime the "runner" is the runtime's client (``docker run …``), whose
+container does not live in the client's process group: every stop also removes the container
+by the name its launch records (``<runtime> rm -f <name>``), and so does a client that ended
+by a signal nobody here sent.
 """
 
 from __future__ import annotations
@@ -31,6 +36,25 @@ from glimmer.backends.local.records import RecordPath, now_text
 
 DEADLINE_REASON = "DeadlineExceeded"
 DEADLINE_MESSAGE = "the runner ran past its deadline of {:g}s and was killed"
+REMOVE_TIMEOUT = 30.0  # host seconds a container runtime has to remove a container
+
+
+def remove_container(launch: dict[str, Any]) -> None:
+    """Remove the container a launch ran, when it ran one. A container already gone (``--rm``
+    removed it) or a runtime that does not answer is left at that: this is the last resort
+    after the runtime's client was stopped."""
+    remove = launch.get("remove")
+    if not remove:
+        return
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        subprocess.run(
+            remove,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=REMOVE_TIMEOUT,
+            check=False,
+        )
 
 
 class Supervisor:
@@ -41,6 +65,7 @@ class Supervisor:
         self.runner: ProcessId | None = None
         self.group = 0
         self.grace = 1.0
+        self.launch: dict[str, Any] = {}
 
     def update(self, **changes: Any) -> None:
         with self.path.locked():
@@ -67,15 +92,20 @@ class Supervisor:
                 os.killpg(self.group, sig)
 
     def stop_runner(self, pidfd: int | None) -> None:
-        """SIGTERM the runner's group, SIGKILL it after the grace."""
+        """SIGTERM the runner's group, remove its container (if any: a runtime's client passes
+        the SIGTERM on, but a container that ignores it outlives the group), SIGKILL the group
+        after the grace."""
         self.kill_group(signal.SIGTERM)
-        if pidfd is None or not select.select([pidfd], [], [], self.grace)[0]:
+        ended = pidfd is not None and bool(select.select([pidfd], [], [], self.grace)[0])
+        remove_container(self.launch)
+        if not ended:
             self.kill_group(signal.SIGKILL)
 
     def run(self) -> int:
         launch = self.claim()
         if launch is None:
             return 0
+        self.launch = launch
         self.grace = float(launch.get("grace", 1.0))
         deadline = float(launch["deadline"])
         # Until the runner is recorded a delete must not orphan it: SIGTERM waits.
@@ -87,7 +117,7 @@ class Supervisor:
             with open(self.path.log, "ab") as log:
                 child = subprocess.Popen(
                     launch["argv"],
-                    env=launch["env"],
+                    env=launch["env"],  # None (a container runtime's client): this process's
                     cwd=launch.get("cwd") or None,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
@@ -118,6 +148,8 @@ class Supervisor:
         # left in the group (its own children) is killed before the exit is read.
         self.kill_group(signal.SIGKILL)
         code = child.wait()
+        if code < 0 and not reason:
+            remove_container(launch)  # the client was killed, not by us: its container lives on
         exit_code = code if code >= 0 else 128 - code
         self.update(finished_at=now_text(), exit_code=exit_code, reason=reason, message=message)
         return 0
