@@ -126,9 +126,11 @@ def _under(path: str, folder: str) -> bool:
 
 
 def asks_memlock(spec: ExecutionSpec) -> bool:
-    """Whether the runner gets unlimited memlock: it mounts something under /dev/infiniband
-    (RDMA registers memory, §8.2)."""
-    return any(_under(m.path, RDMA_DEVICES) for m in spec.mounts)
+    """Whether the runner gets unlimited memlock: it mounts something under /dev/infiniband,
+    of the host or at that path (RDMA registers memory, §8.2)."""
+    return any(
+        _under(m.path, RDMA_DEVICES) or _under(m.host_path, RDMA_DEVICES) for m in spec.mounts
+    )
 
 
 def _volume(mount: Mount) -> str:
