@@ -59,6 +59,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Burn in the simulated ai-factory fleet and find the two faults planted in it.",
     ),
     (
+        "merge",
+        "merge_cmd",
+        "Merge every Group rank's record into one verdict about the collective.",
+    ),
+    (
         "report",
         "report_cmd",
         "Write JUnit, HTML, Markdown and NVVS-compatible JSON reports of a run.",

@@ -310,6 +310,8 @@ def run_local_main(
         else:
             print_json(plan_json(local.run, decision))
         return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
+    for line in local.warnings:
+        print(f"warning: {line}", file=sys.stderr)
     how = local_run.start_or_resume(local)
     if human:
         console.print(
@@ -319,6 +321,8 @@ def run_local_main(
         say(f"  node     {local.node}", markup=False)
         say(f"  profile  {local.run.spec.profile_ref}", markup=False)
         say(f"  state    {local.state_dir} ({how})", markup=False, soft_wrap=True)
+        if local.half is not None:
+            say(f"  half     {local_run.describe_half(local.half)}", markup=False, soft_wrap=True)
         console.print()
     final = local_run.drive(local, human)
     if human:
@@ -326,6 +330,14 @@ def run_local_main(
         render_verdict(console, final, simulated=False)
     else:
         print(dump_json([final]), end="")
+    if flags.results_dir is not None:
+        from glimmer.cli.results_dir import write_results
+
+        written = write_results(Path(flags.results_dir), local, final)
+        if human:
+            console.print(f"Results: {written}", markup=False, soft_wrap=True)
+        else:
+            print(f"results: {written}", file=sys.stderr)
     if out_dir is not None:
         paths = write_reports(final, out_dir, ["all"])
         line = report_summary(out_dir, paths)
@@ -460,6 +472,51 @@ def run(
             f"all-pairs, under one --max-concurrent (default profile {SWEEP_PROFILE}).",
         ),
     ] = None,
+    role: Annotated[
+        str | None,
+        typer.Option(
+            "--role",
+            metavar="server|client",
+            help="--backend local: this host's end of every Pair test (with --peer on the client).",
+        ),
+    ] = None,
+    peer: Annotated[
+        str | None,
+        typer.Option(
+            "--peer", metavar="ADDR", help="--backend local, --role client: the server's address."
+        ),
+    ] = None,
+    peer_node: Annotated[
+        str | None,
+        typer.Option(
+            "--peer-node",
+            metavar="NAME",
+            help="--backend local: the peer's node name (the link is named [server, client]).",
+        ),
+    ] = None,
+    rank: Annotated[
+        int | None,
+        typer.Option(help="--backend local: this host's rank in every Group test (0-based)."),
+    ] = None,
+    nranks: Annotated[
+        int | None, typer.Option(help="--backend local, with --rank: the number of ranks (>= 2).")
+    ] = None,
+    root: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDR",
+            help="--backend local, with --rank: rank 0's address (required on every rank but 0).",
+        ),
+    ] = None,
+    results_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--results-dir",
+            metavar="DIR",
+            help="--backend local: write run.json, raw logs and the envelope (or the server's "
+            "or rank's record) to DIR.",
+        ),
+    ] = None,
     state_dir: Annotated[
         str | None,
         typer.Option(
@@ -492,10 +549,35 @@ def run(
         from glimmer.cli.local_run import LocalFlags, refuse_sim_flags
 
         refuse_sim_flags(_sim_only(flags))
-        local = LocalFlags(flags.files, profile, node, state_dir, force)
+        local = LocalFlags(
+            flags.files,
+            profile,
+            node,
+            state_dir,
+            force,
+            role=role,
+            peer=peer,
+            peer_node=peer_node,
+            rank=rank,
+            nranks=nranks,
+            root=root,
+            results_dir=results_dir,
+        )
         raise typer.Exit(
             run_local_main(local, output=output, dry=dry, report=report, sinks=sink_flags)
         )
+    local_only = [
+        ("--role", role),
+        ("--peer", peer),
+        ("--peer-node", peer_node),
+        ("--rank", rank),
+        ("--nranks", nranks),
+        ("--root", root),
+        ("--results-dir", results_dir),
+    ]
+    for flag, value in local_only:
+        if value is not None:
+            raise InputError(f"{flag}: only with --backend local (a host's own half or results)")
     raise typer.Exit(
         run_main(
             flags,
