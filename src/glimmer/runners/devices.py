@@ -33,14 +33,16 @@ kind declines with its Skip marker.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from glimmer.contract.registry import Aggregation, aggregation_of
 from glimmer.contract.vocab import RunnerVerdict
@@ -436,3 +438,55 @@ def fold(report: Report, results: Sequence[DeviceResult], how: Fold) -> Outcome:
     if results:
         write_artifact(report, ARTIFACT, "application/json", per_device_table(results))
     return outcome
+
+
+def device_scope(torch: ModuleType, device: Device) -> contextlib.AbstractContextManager[Any]:
+    """Make ``device`` current for the block (each thread of a concurrent run needs this)."""
+    if device.torch_device.startswith("cuda"):
+        return cast("contextlib.AbstractContextManager[Any]", torch.cuda.device(device.index))
+    return contextlib.nullcontext()
+
+
+def synchronize(torch: ModuleType, device: Device) -> None:
+    """Wait for everything queued on ``device`` (the test device runs synchronously)."""
+    if device.torch_device.startswith("cuda"):
+        torch.cuda.synchronize(device.index)
+
+
+class Timer:
+    """Time spent by the device on the work between each ``begin()`` and ``end()``: CUDA
+    events on a GPU, so host-side queuing is not counted; ``perf_counter`` on the test device,
+    whose operations run synchronously, behind the same interface."""
+
+    def __init__(self, torch: ModuleType, device: Device) -> None:
+        self._torch = torch
+        self._cuda = device.torch_device.startswith("cuda")
+        self._pairs: list[tuple[Any, Any]] = []
+        self._started: Any = None
+        self._cpu_ms = 0.0
+
+    def begin(self) -> None:
+        if self._cuda:
+            self._started = self._torch.cuda.Event(enable_timing=True)
+            self._started.record()
+        else:
+            self._started = time.perf_counter()
+
+    def end(self) -> None:
+        if self._cuda:
+            stop = self._torch.cuda.Event(enable_timing=True)
+            stop.record()
+            self._pairs.append((self._started, stop))
+        else:
+            self._cpu_ms += (time.perf_counter() - self._started) * 1000.0
+
+    def total_ms(self) -> float:
+        """The summed intervals so far (waits for the device); the timer starts again at 0."""
+        if not self._cuda:
+            total, self._cpu_ms = self._cpu_ms, 0.0
+            return total
+        if self._pairs:
+            self._pairs[-1][1].synchronize()
+        total = sum(float(a.elapsed_time(b)) for a, b in self._pairs)
+        self._pairs.clear()
+        return total
