@@ -52,15 +52,16 @@ def merged_run(merged: Merged) -> BurnInRun:
     """The collective's run as the envelope describes it: named after rank 0's node, a fresh
     uid (as every bare-metal run), the results and counters of the merge."""
     counts = count_results(ResultView(r.kind, r.phase) for r in merged.results)
-    root = merged.results[0].nodes[0] if merged.results and merged.results[0].nodes else "group"
+    root = merged.nodes[0]
     return BurnInRun.model_validate(
         {
             "apiVersion": API_VERSION,
             "kind": "BurnInRun",
             "metadata": {"name": f"merge-{root}", "namespace": NAMESPACE, "uid": str(uuid.uuid4())},
-            "spec": {"target": {"nodeNames": list(merged.results[0].nodes or [])}}
-            if merged.results
-            else {},
+            "spec": {
+                "profileRef": merged.profile or "group",
+                "target": {"nodeNames": list(merged.nodes)},
+            },
             "status": {
                 "phase": merged.phase.value,
                 "fingerprint": merged.fingerprint or None,

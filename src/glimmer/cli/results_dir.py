@@ -114,6 +114,7 @@ def _rank_record(local: LocalRun, half: GroupHalf, run: BurnInRun, index: Execut
         tests=tuple(tests),
         fingerprint={k: v for k, v in prints.items() if k == local.node},
         note=note,
+        profile=run.spec.profile_ref,
     )
     return record_text(record)
 

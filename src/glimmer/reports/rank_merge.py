@@ -124,6 +124,8 @@ class Merged:
 
     results: tuple[TestResult, ...]
     required: dict[str, bool]
+    profile: str
+    nodes: tuple[str, ...]  # rank i's node at i
     phase: Phase
     fingerprint: dict[str, str]
     started_at: datetime | None
@@ -177,9 +179,17 @@ def merge(records: Sequence[RankRecord], nranks: int | None = None) -> Merged:
     fingerprint: dict[str, str] = {}
     for record in ranks:
         fingerprint.update(record.fingerprint)
+    profiles = {r.profile for r in ranks}
+    if len(profiles) > 1:
+        said = [f"{_label(r)} ran {r.profile or 'no profile named'}" for r in ranks]
+        raise InputError(
+            "the ranks did not run one profile: " + name_some(said, MAX_NAMED, sep="; ")
+        )
     return Merged(
         results,
         required,
+        ranks[0].profile,
+        tuple(r.node for r in ranks),
         phase,
         fingerprint,
         _earliest([r.started_at for r in ranks]),

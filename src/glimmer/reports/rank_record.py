@@ -60,6 +60,7 @@ class RankRecord:
     tests: tuple[RankTest, ...]
     fingerprint: Mapping[str, str]
     note: str
+    profile: str = ""  # the profile the rank ran (the merged run names it)
     source: str = ""  # the file it was read from ("" when built here)
 
 
@@ -102,6 +103,7 @@ def record_json(record: RankRecord) -> dict[str, Any]:
         "required": {t.result.name: t.required for t in record.tests},
         "fingerprint": dict(record.fingerprint),
         "note": record.note,
+        "profile": record.profile,
     }
 
 
@@ -226,6 +228,7 @@ def parse_record(data: Any, source: str) -> RankRecord:
             tests=tests,
             fingerprint=dict(fingerprint),
             note=str(data.get("note") or ""),
+            profile=str(data.get("profile") or ""),
             source=source,
         )
     except _Refused as refused:
