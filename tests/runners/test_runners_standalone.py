@@ -27,6 +27,9 @@ def test_each_runner_runs_with_only_the_contract_beside_it(tmp_path: Path) -> No
         "disk-io": ({"DISK_IO_PATH": str(scratch), "DISK_IO_SIZE_MB": "4"}, 0),
         "fingerprint-probe": ({"FINGERPRINT_PROBE_SYSFS": "/sys"}, 0),
         "dcgm-diag": ({"PATH": "/usr/bin:/bin"}, 3),  # no DCGM here: Error naming dcgmi
+        "clockprobe": ({}, 2),  # no torch and no GPU there: the declared Skip
+        "thermal-soak": ({}, 2),
+        "gpu-burn": ({}, 2),
     }
     for kind, (kind_env, code) in cases.items():
         ran = run_runner(kind, {**env, **kind_env}, python=python)
