@@ -66,17 +66,18 @@ class Config:
         return ops.FP4_TOLERANCE if self.precision == "fp4" else ops.EXACT_TOLERANCE
 
 
-def parse_shape(raw: str | None) -> tuple[int, int, int]:
+def parse_shape(raw: str | None, variable: str = SHAPE) -> tuple[int, int, int]:
+    """``N`` (N³) or ``MxNxK``; M and N multiples of 16 and K of 32 (the fp4 blocks)."""
     if raw is None:
         return DEFAULT_SHAPE, DEFAULT_SHAPE, DEFAULT_SHAPE
     parts = raw.lower().split("x")
     if len(parts) == 1:
         parts = parts * 3
     if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise ConfigError(SHAPE, f"{raw!r} is neither N nor MxNxK with positive whole numbers")
+        raise ConfigError(variable, f"{raw!r} is neither N nor MxNxK, in positive whole numbers")
     m, n, k = (int(p) for p in parts)
     if k % 32 or n % 16 or m % 16:
-        raise ConfigError(SHAPE, f"{raw!r}: M and N must be multiples of 16, K of 32")
+        raise ConfigError(variable, f"{raw!r}: M and N must be multiples of 16, K of 32")
     return m, n, k
 
 
