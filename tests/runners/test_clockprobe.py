@@ -159,3 +159,10 @@ def test_on_this_host_without_a_gpu_or_test_mode_it_skips_never_passes() -> None
     assert ran.exit_code == 2, ran.stdout
     assert ran.marker.startswith("CLOCKPROBE_SKIP: no accelerator")
     assert ran.parsed.verdict is RunnerVerdict.SKIP
+
+
+def test_an_error_on_one_device_leaves_no_sustained_clock_from_the_other() -> None:
+    ran = in_process(env_for("two_devices", BURNIN_TEST_DEVICE_COUNT="3"))  # NVML sees 2
+    assert ran.exit_code == 3 and "device 2: NVML has no device" in ran.marker
+    assert "sustainedClockPct" not in ran.parsed.metrics
+    assert ran.parsed.metrics["deviceCount"] == "3"

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners import devices as dv
 from glimmer.runners.clockprobe_kernel import FmaLoad, sm_count
 from glimmer.runners.nvml import Session, find_device, open_session
@@ -175,10 +176,10 @@ class _Probe:
             launches = 0
             while True:  # a window is whole launches: at least one
                 load.launch(iters)
+                load.sync()  # launches are asynchronous: time what ran, not what was queued
                 launches += 1
                 if time.perf_counter() - began >= slice_s - LAUNCH_S * self.cfg.scale / 2:
                     break
-            load.sync()
             took = time.perf_counter() - began
             if sampler.stats.samples == 0:
                 sampler.sample_now()  # a window shorter than the interval still gets one
@@ -280,6 +281,9 @@ def probe(ctx: Context) -> Outcome:
         session.close()
     if p.warnings:
         ctx.report.metric("configWarnings", "; ".join(sorted(p.warnings)))
+    if dv.combined_outcome(results).verdict is RunnerVerdict.ERROR:
+        for r in results:  # an Error run never prints a sustainedClockPct, not even one device's
+            r.values.pop("sustainedClockPct", None)
     how = dv.Fold(
         primary="sustainedClockPct",
         visible=len(found.visible),

@@ -73,6 +73,8 @@ class FmaLoad:
 
     def calibrate(self, target_s: float, start: int) -> int:
         """Iterations per launch so that one launch takes about ``target_s``."""
+        self.launch(1)  # the first launch compiles (Triton): not part of any timing
+        self.sync()
         iters = start
         for _ in range(4):
             began = time.perf_counter()
