@@ -183,8 +183,8 @@ def test_three_ranks_exchange_over_tcp_and_merge_into_one_passed_verdict(tmp_pat
         ranks = _three_ranks(hosts)
         procs = _start_ranks(tmp_path, ranks, _collective(tmp_path / "g.yaml"))
         ended = [_finish(p) for p in procs]
-    for code, out in ended:
-        assert code == 0, out
+    for code, said in ended:
+        assert code == 0, said
     records = [_json(tmp_path / f"rank{i}" / "ranks" / f"rank-0{i}.json") for i in range(3)]
     assert [r["results"][0]["runner"]["metrics"]["rankSum"] for r in records] == ["3"] * 3
     out = tmp_path / "merged.json"
