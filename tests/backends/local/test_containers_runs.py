@@ -270,3 +270,34 @@ def test_a_glimmer_finding_the_supervisor_gone_removes_the_container_the_record_
     assert (done.phase, done.reason) == (ExecPhase.FAILED, "Vanished")
     assert fake_docker.removed() == ["glimmer-default-x-a1"]
     assert left_alive([container]) == []
+
+
+def test_auto_with_a_client_whose_engine_is_down_runs_the_runner_as_a_process(
+    tmp_path: Path,
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text("#!/bin/sh\necho 'Cannot connect' >&2\nexit 1\n")
+    (bin_dir / "docker").chmod(0o755)
+    b = backend(
+        tmp_path / "state", runner_command(tmp_path), {}, runtime="auto", runtime_path=str(bin_dir)
+    )
+    b.create_execution(_spec(tmp_path, FAKE_PRINT_ENV="FAKE_MINE", FAKE_MINE="mine"))
+    done = _until(b, lambda e: e.phase.terminated)
+    assert done.phase is ExecPhase.SUCCEEDED and "env.FAKE_MINE=mine" in _log(b, "x-a1")
+    launch = _record(b)["launch"]
+    assert isinstance(launch, dict) and launch["runtime"] == "process" and "container" not in launch
+
+
+def test_a_glimmer_started_again_sees_a_container_it_did_not_start_run_to_its_end(
+    tmp_path: Path, fake_docker: FakeRuntime
+) -> None:
+    b = _in_docker(tmp_path, fake_docker)
+    b.create_execution(_spec(tmp_path, FAKE_SLEEP="2", FAKE_EXIT="1"))
+    fake_docker.container("glimmer-default-x-a1")
+    again = backend(tmp_path / "state", runner_command(tmp_path), {})  # no runtime of its own
+    assert _until(again, lambda e: e.phase is ExecPhase.RUNNING).exit_code is None
+    done = _until(again, lambda e: e.phase.terminated)
+    assert (done.phase, done.exit_code, done.reason) == (ExecPhase.FAILED, 1, "")
+    assert "miscompares=0" in again.read_log("default", "x-a1")
+    assert fake_docker.removed() == []  # it ended by itself: --rm, nothing to remove
