@@ -141,7 +141,9 @@ def _mount_devices(mount: Mount, scan: DeviceScan) -> list[str]:
     """The ``--device`` values of one mount, each device where the mount puts it."""
     devices = list(scan(mount.host_path))
     if mount.host_type == "CharDevice" and mount.host_path not in devices:
-        devices.insert(0, mount.host_path)  # declared one: the runtime refuses it if it is not
+        # Declared a device, passed as one even where this host lacks it: the runtime then
+        # refuses to start, as a kubelet refuses a hostPath of the wrong type.
+        devices.insert(0, mount.host_path)
     values = []
     for device in devices:
         inside = mount.path
