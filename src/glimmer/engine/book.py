@@ -1,20 +1,28 @@
-"""The working copy of a run's results for one pass, indexed so a write costs the change.
+"""A run's results for one pass, indexed so that a change, and the write of it, cost the change.
 
-A pass never mutates the run it read: the first change of a pass copies the result list (a
-C-level copy of references; the stored status keeps its own), and results are replaced whole (a
-:class:`TestResult` is treated as immutable). The index — where each result sits, which results
-are open (they hold their nodes), which nodes each test has settled, the four counters — is
-derived from the results alone and updated in place, change by change: it belongs to the engine
-(:mod:`.memory`), never to a stored status. Its ``generation`` counts the changes, so an engine
-reuses the index only when it reads back the very version of the run it wrote *and* the index
-has not moved since (a pass that changed a result and then failed, or never wrote, leaves a
-generation the memory does not know); otherwise the index is rebuilt from the results, so a
-fresh engine given only the run object reaches the same decisions.
+The result list a pass reads is the one the stored status holds, and it is never copied: a pass
+keeps its changes beside it (replacements by position, appends) until it makes the status to
+write; then they go into that list in place, and a failed write puts the replaced results back
+(:meth:`Book.rollback`). So between writes the stored list is exactly the last status written —
+the checkpoint a fresh engine resumes from — and a write costs what changed, not every result
+(copying the list per write made a 16,384-node run quadratic: half a minute of memcpy). Results
+are replaced whole (a :class:`TestResult` is treated as immutable). One consequence, by design:
+a run object read earlier sees the results of later writes (its list is the same list); code
+that keeps a snapshot across passes copies it (:meth:`Book.snapshot`).
+
+The index — where each result sits, which results are open (they hold their nodes), which nodes
+each test has settled, the four counters — is derived from the results alone and updated in
+place, change by change: it belongs to the engine (:mod:`.memory`), never to a stored status.
+Its ``generation`` counts the changes, so an engine reuses the index only when it reads back the
+very version of the run it wrote *and* the index has not moved since (a pass that changed a
+result and then failed, or never wrote, leaves a generation the memory does not know); otherwise
+the index is rebuilt from the results, so a fresh engine given only the run object reaches the
+same decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 from glimmer.api.result import TestResult
@@ -93,39 +101,57 @@ class Book:
 
     def __init__(self, status: BurnInRunStatus, index: Index | None = None) -> None:
         self.base = status
-        # The list may be shared with the stored status: the first change of a pass copies it.
-        # The index is the engine's own and is changed in place.
+        # The stored status's own list: changed only by :meth:`status`, in place.
         self.results: list[TestResult] = status.results or []
         self.index = index if index is not None else Index.build(self.results)
-        self._shared = True
+        self._replaced: dict[int, TestResult] = {}  # position -> its new result, not yet in
+        self._appended: list[TestResult] = []
+        self._undo: tuple[list[tuple[int, TestResult]], int] | None = None
         self.dirty = False
         self.changed: set[Key] = set()  # identities this book replaced or added
 
-    def _own(self) -> None:
-        if self._shared:
-            self.results = list(self.results)
-            self._shared = False
+    def _at(self, pos: int) -> TestResult:
+        written = len(self.results)
+        if pos >= written:
+            return self._appended[pos - written]
+        return self._replaced.get(pos, self.results[pos])
 
     def get(self, name: str, node: str) -> TestResult | None:
         pos = self.index.pos.get((name, node))
-        return None if pos is None else self.results[pos]
+        return None if pos is None else self._at(pos)
 
     def put(self, result: TestResult) -> TestResult:
         """Replace the result of the same identity, or append it."""
-        self._own()
         key = key_of(result)
         pos = self.index.pos.get(key)
+        written = len(self.results)
         if pos is None:
-            self.index.pos[key] = len(self.results)
-            self.results.append(result)
+            self.index.pos[key] = written + len(self._appended)
+            self._appended.append(result)
         else:
-            self.index.add(self.results[pos], -1)
-            self.results[pos] = result
+            self.index.add(self._at(pos), -1)
+            if pos >= written:
+                self._appended[pos - written] = result
+            else:
+                self._replaced[pos] = result
         self.index.add(result, 1)
         self.index.generation += 1
         self.changed.add(key)
         self.dirty = True
         return result
+
+    def current(self) -> Iterator[TestResult]:
+        """Every result as this pass has it, in status order."""
+        if self._replaced:
+            replaced = self._replaced
+            yield from (replaced.get(i, r) for i, r in enumerate(self.results))
+        else:
+            yield from self.results
+        yield from self._appended
+
+    def snapshot(self) -> list[TestResult]:
+        """A list of the results as they are now, that later writes leave alone."""
+        return list(self.current())
 
     def holding_nodes(self) -> Collection[str]:
         """Every node of every open result: a node stays held between segments, repeats and
@@ -133,7 +159,7 @@ class Book:
         return self.index.holding.keys()
 
     def open_results(self) -> list[TestResult]:
-        return [self.results[self.index.pos[k]] for k in self.index.open]
+        return [self._at(self.index.pos[k]) for k in self.index.open]
 
     def settled_nodes(self, test: str) -> set[str]:
         return self.index.settled.get(test, set())
@@ -146,11 +172,35 @@ class Book:
         return {"passed": passed, "failed": failed, "errored": errored, "skipped": skipped}
 
     def status(self, **changes: object) -> BurnInRunStatus:
-        """A new status: the base with these results, counters and ``changes``. The list is
-        shared with it from now on (the next change copies it)."""
+        """A new status: the base with these results, counters and ``changes``. The changes go
+        into the stored list now; the caller writes the status, and calls :meth:`rollback` if
+        that write fails."""
+        undo = [(pos, self.results[pos]) for pos in self._replaced]
+        for pos, result in self._replaced.items():
+            self.results[pos] = result
+        self._undo = (undo, len(self.results))
+        self.results.extend(self._appended)
+        self._replaced, self._appended = {}, []
         update: dict[str, object] = {"results": self.results or None, **self.counters()}
         update.update(changes)
-        self._shared = True
         self.dirty = False
         self.base = self.base.model_copy(update=update)
         return self.base
+
+    def rollback(self) -> None:
+        """The write of the last :meth:`status` failed: the stored list gets back the results
+        it had, and this book keeps its changes beside it again."""
+        if self._undo is None:
+            return
+        undo, written = self._undo
+        self._appended = self.results[written:]
+        del self.results[written:]
+        for pos, old in undo:
+            self._replaced[pos] = self.results[pos]
+            self.results[pos] = old
+        self._undo = None
+        self.dirty = True
+
+    def written(self) -> None:
+        """The last :meth:`status` was written: nothing to put back any more."""
+        self._undo = None

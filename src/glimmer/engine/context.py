@@ -181,7 +181,7 @@ class Pass:
         book keeps changing after this delivery was made."""
         update: dict[str, object] = {
             **(status_changes or {}),
-            "results": list(self.book.results) or None,
+            "results": self.book.snapshot() or None,
             **self.book.counters(),
         }
         if entering is not None and entering in _PHASES:

@@ -24,7 +24,12 @@ def persist(ctx: Pass, force: bool = False, **changes: object) -> BurnInRun:
     if not (force or ctx.book.dirty or changes or not unchanged_cordons):
         return ctx.run
     status = ctx.book.status(cordoned_nodes=cordoned, **changes)
-    ctx.run = ctx.backend.write_status(ctx.run, status)
+    try:
+        ctx.run = ctx.backend.write_status(ctx.run, status)
+    except BaseException:
+        ctx.book.rollback()  # the stored list is the last status written, whatever happened
+        raise
+    ctx.book.written()
     ctx.cordoned.written()
     ctx.memory.wrote(ctx.run, ctx.book.index, ctx.cordoned)  # reused when read back as written
     return ctx.run

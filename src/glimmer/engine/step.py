@@ -45,7 +45,7 @@ def _cancel(ctx: Pass) -> Outcome:
 def _finalize(ctx: Pass) -> Outcome:
     views = [
         ResultView(kind=r.kind, phase=r.phase, required=ctx.required(r.name) if r.kind else True)
-        for r in ctx.book.results
+        for r in ctx.book.current()
     ]
     return terminate(ctx, run_phase(views))
 
