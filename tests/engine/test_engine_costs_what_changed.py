@@ -149,6 +149,48 @@ def test_a_pass_that_changed_a_result_and_failed_makes_the_next_rebuild_the_inde
     assert final.status.passed == 2
 
 
+def test_a_status_write_puts_the_changes_into_the_stored_list_instead_of_copying_it() -> None:
+    w = world(4, LONG, ONE_TEST)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
+    w.drive(until=700.0)
+    before = w.run().status
+    assert before is not None and before.results
+    held = before.results
+    w.drive(until=1400.0)
+    after = w.run().status
+    assert after is not None and after.results is held  # the same list, changed in place
+    assert after.results != [r for r in held if r.phase is Phase.PENDING]
+
+
+def test_a_failed_status_write_leaves_the_stored_results_as_last_written() -> None:
+    class FailOnce(SimBackend):
+        fail = False
+
+        def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+            if self.fail:
+                self.fail = False
+                raise RuntimeError("the store went away")
+            return super().write_status(run, status)
+
+    w = world(2, LONG, ONE_TEST, backend_cls=FailOnce)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
+    w.drive(until=700.0)
+    backend = w.backend
+    assert isinstance(backend, FailOnce)
+    written = w.run().status
+    assert written is not None and written.results
+    as_written = [r.model_dump() for r in written.results]
+    backend.advance_to(backend.t + 700)  # the repeats finish: the next pass changes results
+    backend.fail = True
+    with pytest.raises(RuntimeError):
+        w.pass_()
+    stored = w.run().status
+    assert stored is not None and stored.results is not None
+    assert [r.model_dump() for r in stored.results] == as_written  # put back, none appended
+    final = w.drive().run
+    assert final.status is not None and final.status.passed == 2
+
+
 def test_a_small_run_reads_its_own_nodes_and_never_lists_the_fleet() -> None:
     w = world(40, QUICK, ONE_TEST, backend_cls=Counting)
     w.submit(run_object(targets=["node-003", "node-004"], maxConcurrentNodes=2))
