@@ -6,9 +6,11 @@ once, and the declared Skip on this GPU-less host without test mode."""
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
 from pathlib import Path
 
-from real_runner import FIXTURES, Ran, assert_contract, finish, run_runner
+from real_runner import FIXTURES, Ran, argv_of, assert_contract, finish, run_runner, runner_env
 
 from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners import thermal_soak
@@ -216,3 +218,23 @@ def test_config_floors_and_clamps() -> None:
 def test_on_this_host_without_a_gpu_or_test_mode_it_skips_never_passes() -> None:
     ran = in_process({})  # the bare venv runs it as a process: test_runners_standalone
     assert ran.exit_code == 2 and ran.marker.startswith("THERMAL_SOAK_SKIP: no accelerator")
+
+
+def test_sigterm_mid_soak_stops_every_device_and_ends_in_error_with_a_marker() -> None:
+    env = env_for("two_devices", BURNIN_TEST_DEVICE_COUNT="2", BURNIN_DURATION_SECONDS="3600")
+    proc = subprocess.Popen(
+        argv_of("thermal-soak"), env=runner_env(env), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:  # the first re-print: both devices are soaking
+        seen.append(line)
+        if line.startswith("iterationsCompleted="):
+            break
+    proc.send_signal(signal.SIGTERM)
+    rest, err = proc.communicate(timeout=60)  # a soak that kept going would hang here
+    ran = finish("thermal-soak", "".join(seen) + rest, err, proc.returncode)
+    assert proc.returncode == 3, (proc.returncode, err[-2000:])
+    assert "terminated by signal SIGTERM" in ran.marker
+    assert_contract(ran)

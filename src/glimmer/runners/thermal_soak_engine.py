@@ -47,6 +47,7 @@ MIN_N = 512
 BUFFERS = 5  # A, B, the reference, the result, and the compare's temporaries
 MEMORY_SHARE = 0.9
 MIN_UTILIZATION_PCT = 50.0
+STOP_WAIT_S = 60.0  # what one device's last iteration may take to end after a stop
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class Live:
     ecc_end: EccCounts | None = None
     outcome: Outcome | None = None
     notes: list[str] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,9 @@ class Soak:
         self.judge, self.echo = judge, echo
         self.lives: list[Live] = []
         self.warnings: set[str] = set(cfg.warnings)
+        # Set when the run is ending early (SIGTERM, a crash): every device's loop stops at its
+        # next iteration instead of soaking on after the marker was printed.
+        self.stop = threading.Event()
         self._lock = threading.Lock()
 
     def measure(self, device: dv.Device) -> dv.DeviceResult:
@@ -175,6 +180,8 @@ class Soak:
             self._soak(live)
         except (RuntimeError, MemoryError) as exc:  # torch's CUDA errors are RuntimeErrors
             live.outcome = errored(f"the GEMM failed on {device.torch_device}: {exc}")
+        finally:
+            live.done.set()
         out = self.figures_of(live)
         out.outcome = live.outcome or self.judge(self.judged(live))
         return out
@@ -203,7 +210,7 @@ class Soak:
         end = started + cfg.duration_s * cfg.scale
         measuring_since: float | None = None
         with live.sampler:
-            while (now := time.monotonic()) < end:
+            while (now := time.monotonic()) < end and not self.stop.is_set():
                 if measuring_since is None and now >= warm_end:
                     measuring_since = now
                     live.sampler.counting.set()
@@ -402,6 +409,11 @@ def run_soak(ctx: Context, judge: Judge, echo: Echo) -> Outcome:
     try:
         with _Progress(report, soak, cfg.progress_interval_s * cfg.scale):
             results = dv.for_each(allocated, mode, soak.measure)
+    except BaseException:
+        soak.stop.set()
+        for live in list(soak.lives):  # torch must not be reconfigured under a running GEMM
+            live.done.wait(STOP_WAIT_S)
+        raise
     finally:
         torch.set_num_threads(threads)  # a caller in this process keeps its own
         session.close()
