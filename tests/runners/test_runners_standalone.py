@@ -30,6 +30,10 @@ def test_each_runner_runs_with_only_the_contract_beside_it(tmp_path: Path) -> No
         "clockprobe": ({}, 2),  # no torch and no GPU there: the declared Skip
         "thermal-soak": ({}, 2),
         "gpu-burn": ({}, 2),
+        "gemm-sweep": ({"BURNIN_VARIANT_PRECISION": "bf16"}, 2),
+        "compute-smoke": ({}, 2),
+        "memory-bw": ({}, 2),
+        "nccl": ({}, 2),
     }
     for kind, (kind_env, code) in cases.items():
         ran = run_runner(kind, {**env, **kind_env}, python=python)
