@@ -56,6 +56,7 @@ def test_a_pstate_pinned_low_fails_as_a_suspected_wedge() -> None:
     assert m["pdWedgeSuspected"] == "true" and m["throttleClassification"] == "none"
     assert m["clockFloorBasis"] == "general"
     assert "CLOCKPROBE_FAIL: sustainedClockPct" in ran.marker
+    assert "P8 in 100 % of samples" in ran.marker  # pinned low, every reason clear
 
 
 def test_a_latched_thermal_slowdown_at_temperature_applies_the_thermal_floor() -> None:

@@ -202,8 +202,8 @@ class _Probe:
         if ran.busy_s > 0 and ran.window_tflops:
             sustained = ran.flops / ran.busy_s / 1e12
             peak = max(ran.window_tflops)
-            out.put("sustainedFmaThroughputTflops", sustained, 4)
-            out.put("peakFmaThroughputTflops", peak, 4)
+            out.put("sustainedFmaThroughputTflops", sustained, 6)
+            out.put("peakFmaThroughputTflops", peak, 6)
             if peak > 0:
                 out.put("throughputConsistencyPct", sustained / peak * 100, 1)
         mean_sm = st.sm.mean
@@ -254,9 +254,10 @@ class _Probe:
             out.put("pdWedgeSuspected", wedge)
             if below:
                 basis = "thermal" if thermal else "general"
+                held = f"; {st.pstate_text()}" if st.pstates else ""
                 out.outcome = failed(
                     f"sustainedClockPct {pct:.2f} < {floor} % ({basis} floor; throttle "
-                    f"{classification}; pdWedgeSuspected {wedge})"
+                    f"{classification}; pdWedgeSuspected {wedge}{held})"
                 )
 
 

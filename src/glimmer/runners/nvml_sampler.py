@@ -71,6 +71,7 @@ class Stats:
     capping_events: int = 0  # transitions into any capping reason
     protective_events: int = 0  # transitions into a protective reason (§9.3)
     power_cap_events: int = 0  # transitions into swPowerCap
+    pstates: dict[int, int] = field(default_factory=dict)  # P-state -> samples in it
     _previous: int = 0
 
     def add(self, s: Sample) -> None:
@@ -83,6 +84,8 @@ class Stats:
         self.power.add(s.power_w)
         self.util.add(s.gpu_util_pct)
         self.mem_util.add(s.mem_util_pct)
+        if s.pstate is not None:
+            self.pstates[s.pstate] = self.pstates.get(s.pstate, 0) + 1
         if s.throttle_reasons is None:
             return
         mask = s.throttle_reasons
@@ -113,6 +116,14 @@ class Stats:
             return "none"
         best = max(counts, key=lambda k: counts[k])
         return best if counts[best] else "unknown"
+
+    def pstate_text(self) -> str:
+        """The P-state held longest under load and its share of samples (``P8 in 100 %``):
+        a part pinned low shows it here while every throttle reason reads clear."""
+        if not self.pstates:
+            return ""
+        state, count = max(self.pstates.items(), key=lambda kv: (kv[1], -kv[0]))
+        return f"P{state} in {count / sum(self.pstates.values()) * 100:.0f} % of samples"
 
     def thermal_latched(self) -> bool:
         return bool(self.reasons_mask & THERMAL)
@@ -158,6 +169,7 @@ class Sampler:
         with self._lock:
             copy = Stats(**{k: getattr(self.stats, k) for k in Stats.__dataclass_fields__})
             copy.per_reason = dict(self.stats.per_reason)
+            copy.pstates = dict(self.stats.pstates)
             for name in ("sm", "mem", "temp", "power", "util", "mem_util"):
                 setattr(copy, name, Mean(**vars(getattr(self.stats, name))))
             return copy

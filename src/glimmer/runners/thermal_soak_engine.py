@@ -286,7 +286,7 @@ class Soak:
         out.put("gemmActiveS", live.measured_s, 1)
         if live.measured_s > 0 and live.measured_iterations:
             flops = 2.0 * live.n**3 * live.measured_iterations
-            out.put("sustainedThroughputTflops", flops / live.measured_s / 1e12, 4)
+            out.put("sustainedThroughputTflops", flops / live.measured_s / 1e12, 6)
         st: Stats = live.sampler.snapshot()
         rated = ident.rated_sm_clock_mhz
         if rated:
