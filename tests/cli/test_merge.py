@@ -4,6 +4,7 @@ written) unless the records are exactly ranks 0..n-1 of one count."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -255,3 +256,20 @@ def test_ranks_of_different_profiles_or_gates_are_not_one_collective(
     assert "different gates" in _refused(capsys, tmp_path, *_dirs(folder))
     folder = _write(tmp_path / "p", _record(0, nranks=2), _record(1, nranks=2, profile="x"))
     assert "did not run one profile" in _refused(capsys, tmp_path, *_dirs(folder))
+
+
+def test_records_holding_no_group_result_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = [dataclasses.replace(_record(i, nranks=2), tests=()) for i in range(2)]
+    err = _refused(capsys, tmp_path, *_dirs(_write(tmp_path / "h", *empty)))
+    assert "hold no Group test result" in err
+
+
+def test_the_envelope_goes_into_a_folder_made_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _write(tmp_path / "h", _record(0, nranks=2), _record(1, nranks=2))
+    out = tmp_path / "new" / "deeper" / "merged.json"
+    code, _, _ = _merge(capsys, *_dirs(folder), "--out", str(out))
+    assert code == 0 and json.loads(out.read_text())["phase"] == "Passed"

@@ -188,3 +188,13 @@ def test_a_group_rank_leaves_its_record_for_merge_and_no_envelope(
     assert result["runner"]["metrics"]["rootHost"] == "127.0.0.1"
     assert result["runner"]["metrics"]["rank"] == "1"
     assert result["thresholds"][0]["metric"] == "echoed"
+
+
+def test_a_group_test_without_rank_is_warned_about_and_its_runner_skips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    code, _, err = _run(capsys, tmp_path, _suite(tmp_path, *GROUP), "--results-dir", str(results))
+    assert "warning: Group test ring runs without --rank" in err
+    envelope = _json(results / "envelopes" / "001-RunPhaseChanged.json")
+    assert envelope["results"][0]["phase"] == "Skipped" and code == 0

@@ -142,6 +142,7 @@ def merge_cmd(
         for line in lines:
             typer.echo(line, err=True)
     else:
+        out.parent.mkdir(parents=True, exist_ok=True)  # checked creatable above
         write_atomically(out, text)
         for line in lines:
             console.print(line, markup=False, soft_wrap=True)

@@ -170,6 +170,9 @@ def merge(records: Sequence[RankRecord], nranks: int | None = None) -> Merged:
     names: dict[str, None] = {}
     for record in ranks:
         names.update(dict.fromkeys(t.result.name for t in record.tests))
+    if not names:
+        files = name_some([_label(r) for r in ranks], MAX_NAMED)
+        raise InputError(f"the rank records hold no Group test result to merge ({files})")
     results = tuple(merge_test(name, ranks) for name in names)
     required = {
         name: any(t.required for r in ranks for t in r.tests if t.result.name == name)
