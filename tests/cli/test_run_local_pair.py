@@ -198,3 +198,13 @@ def test_a_group_test_without_rank_is_warned_about_and_its_runner_skips(
     assert "warning: Group test ring runs without --rank" in err
     envelope = _json(results / "envelopes" / "001-RunPhaseChanged.json")
     assert envelope["results"][0]["phase"] == "Skipped" and code == 0
+
+
+def test_a_dry_run_shows_each_half_and_the_variables_it_would_be_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, tmp_path, _suite(tmp_path, *PAIR), "--role", "client", "--peer",
+                        "10.0.0.1", "--peer-node", "host-a", "--dry-run")  # fmt: skip
+    assert code == 0 and not (tmp_path / "state").exists()
+    assert "Half: link: this host's half of a Pair test; BURNIN_ROLE=client" in out
+    assert "BURNIN_PEER_HOST=10.0.0.1, BURNIN_PEER_NODE=host-a" in out

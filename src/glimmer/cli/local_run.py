@@ -153,6 +153,18 @@ def describe_half(half: Half) -> str:
     return f"Group rank {half.rank} of {half.nranks}{root}"
 
 
+def half_lines(local: LocalRun) -> list[str]:
+    """One line per half the plan holds: its scope as written and what it is given here (the
+    plan shown has it as a Node test on this host)."""
+    from glimmer.backends.local.halves import half_variables
+
+    lines = []
+    for name, scope in local.halved.scopes.items():
+        given = ", ".join(f"{k}={v}" for k, v in half_variables(scope, local.half))
+        lines.append(f"{name}: this host's half of a {scope.value} test; {given or 'no variables'}")
+    return lines
+
+
 def half_warnings(halved: Halved, half: Half | None) -> list[str]:
     """One line per half that runs without its flags: its runner sees no role or rank and
     Skips (§8.1)."""

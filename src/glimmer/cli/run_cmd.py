@@ -307,6 +307,8 @@ def run_local_main(
         decision = preview(local.run, local.profile, local.tests, local.nodes, datetime.now(UTC))
         if human:
             render_plan(console, local.run, decision)
+            for line in local_run.half_lines(local):
+                console.print(f"Half: {line}", markup=False, soft_wrap=True)
         else:
             print_json(plan_json(local.run, decision))
         return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0

@@ -53,17 +53,26 @@ def _group_env(half: GroupHalf) -> list[tuple[str, str | None]]:
     ]
 
 
+def half_variables(scope: Scope, half: Half | None) -> list[tuple[str, str]]:
+    """The rendezvous variables a half of a test written with ``scope`` is given: those of
+    ``half`` when it is a half of that scope, each only when a flag gave it a value."""
+    if scope is Scope.PAIR and isinstance(half, PairHalf):
+        return [(k, v) for k, v in _pair_env(half) if v]
+    if scope is Scope.GROUP and isinstance(half, GroupHalf):
+        return [(k, v) for k, v in _group_env(half) if v]
+    return []
+
+
 def half_spec(spec: ExecutionSpec, scope: Scope, half: Half | None) -> ExecutionSpec:
     """``spec`` as this host's half of a test written with ``scope``: its scope as written, the
-    rendezvous variables of ``half`` (when it is a half of that scope) replacing any of those
-    names, and the role and rank it runs as."""
+    rendezvous variables of ``half`` (:func:`half_variables`) replacing any of those names, and
+    the role and rank it runs as."""
     env = [(k, v) for k, v in spec.env if k not in RENDEZVOUS_NAMES]
+    env += half_variables(scope, half)
     changes: dict[str, Any] = {"scope": scope.value}
     if scope is Scope.PAIR and isinstance(half, PairHalf):
-        env += [(k, v) for k, v in _pair_env(half) if v]
         changes["role"] = half.role
     elif scope is Scope.GROUP and isinstance(half, GroupHalf):
-        env += [(k, v) for k, v in _group_env(half) if v]
         changes.update(role=rank_role(half.rank), rank=half.rank, nranks=half.nranks)
     return dataclasses.replace(spec, env=tuple(env), **changes)
 
