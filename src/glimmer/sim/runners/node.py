@@ -1,14 +1,17 @@
 """One node as a runner on it would find it: its GPUs, NIC ports and the faults reaching them.
 
-Built per call from the twin's static columns and the faults active at the call's start. Only
-this node's share of each fault is folded (maximum per mode, specs/fleet.md §4.4), so a runner
-never pays for the whole fleet's operating point.
+Built from the twin's static columns and the faults active at the call's start. Only this
+node's share of each fault is folded (maximum per mode, specs/fleet.md §4.4), so a runner never
+pays for the whole fleet's operating point. What a view holds besides its instant depends only on
+the node and the active faults, so it is built once per (node, fault set) and kept with the twin
+(bounded): a burn-in calls every runner of a node under the same faults, twice per execution.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -21,6 +24,9 @@ from glimmer.sim.faults import CapturedFault
 from glimmer.sim.modes import MODE_BY_NAME, Reach
 from glimmer.sim.runners.figures import PartFigures, part
 from glimmer.sim.twin import FleetSim
+
+# Views kept per twin, keyed by (node index, active faults); cleared when full.
+MAX_KEPT_VIEWS = 1 << 15
 
 # Modes that take a GPU away from the runtime: it is not among the devices a runner sees.
 MISSING_MODES = ("gpu_fallen_off_bus",)
@@ -36,13 +42,17 @@ class Device:
     uuid: str
     pci_bus_id: str
     sku: Sku
-    part: PartFigures | None
     name: str
     limit_w: float  # enforced power limit
     levels: Mapping[str, float]  # fault mode -> intensity reaching this GPU
 
     def level(self, mode: str) -> float:
         return self.levels.get(mode, 0.0)
+
+    @property
+    def part(self) -> PartFigures | None:
+        # Looked up on each use, not kept: a view outlives the figures table a test may replace.
+        return part(self.sku.key)
 
     @property
     def present(self) -> bool:
@@ -112,16 +122,40 @@ def gpu_names(topo: Topology, node_name: str) -> list[str]:
     return [facts(topo.models[int(m)].key).model_name for m in models]
 
 
+_Parts = tuple[
+    tuple[Device, ...], Mapping[str, float], Mapping[str, Mapping[str, float]], float,
+    Mapping[str, float],
+]  # fmt: skip
+_KEPT: WeakKeyDictionary[FleetSim, dict[tuple[int, tuple[CapturedFault, ...]], _Parts]] = (
+    WeakKeyDictionary()
+)
+
+
 def view(twin: FleetSim, node_name: str, started_at: float) -> NodeView | None:
     """The node ``node_name`` (hostname or key) at ``started_at`` seconds after the epoch;
     None when the fleet has no such node."""
     index = _node_index(twin, node_name)
     if index is None:
         return None
-    topo = twin.topo
-    node = topo.nodes[index]
     t = twin.epoch + started_at
     faults = twin.active_faults(t)
+    kept = _KEPT.get(twin)
+    if kept is None:
+        kept = _KEPT[twin] = {}
+    parts = kept.get((index, faults))
+    if parts is None:
+        if len(kept) >= MAX_KEPT_VIEWS:
+            kept.clear()
+        parts = kept[(index, faults)] = _parts(twin, index, faults)
+    devices, node_levels, nic_levels, cooling, op = parts
+    return NodeView(
+        twin, twin.topo.nodes[index], t, faults, devices, node_levels, nic_levels, cooling, op
+    )
+
+
+def _parts(twin: FleetSim, index: int, faults: tuple[CapturedFault, ...]) -> _Parts:
+    topo = twin.topo
+    node = topo.nodes[index]
     start, stop = node.gpu_start, node.gpu_start + node.gpu_count
     gpu_levels: list[dict[str, float]] = [{} for _ in range(node.gpu_count)]
     node_levels: dict[str, float] = {}
@@ -160,7 +194,6 @@ def view(twin: FleetSim, node_name: str, started_at: float) -> NodeView | None:
                 uuid=topo.gpu_uuids[g],
                 pci_bus_id=topo.gpu_pci_bus_ids[g],
                 sku=sku,
-                part=part(sku.key),
                 name=facts(sku.key).model_name,
                 limit_w=float(twin.columns.gpus.limit_w[g]),
                 levels=gpu_levels[g - start],
@@ -176,4 +209,4 @@ def view(twin: FleetSim, node_name: str, started_at: float) -> NodeView | None:
         "storage_loss": float(cols.storage_perf_loss[index]),
         "idle_fraction": float(cols.idle_power_fraction[index]),
     }
-    return NodeView(twin, node, t, faults, tuple(devices), node_levels, nic_levels, cooling, op)
+    return tuple(devices), node_levels, nic_levels, cooling, op
