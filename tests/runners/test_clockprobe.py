@@ -167,3 +167,10 @@ def test_an_error_on_one_device_leaves_no_sustained_clock_from_the_other() -> No
     assert ran.exit_code == 3 and "device 2: NVML has no device" in ran.marker
     assert "sustainedClockPct" not in ran.parsed.metrics
     assert ran.parsed.metrics["deviceCount"] == "3"
+
+
+def test_device_and_compiler_errors_are_kernel_failures_and_bugs_are_not() -> None:
+    compile_error = type("CompilationError", (Exception,), {"__module__": "triton.compiler"})
+    assert clockprobe.kernel_failure(RuntimeError("CUDA error: an illegal memory access"))
+    assert clockprobe.kernel_failure(compile_error("at 12:4: unsupported"))
+    assert not clockprobe.kernel_failure(NameError("x"))  # a runner bug: a crash with a trace

@@ -77,6 +77,12 @@ def read_config(settings: Settings) -> Config:
     return Config(requested, duration, floor, thermal, temp, interval, scale, tuple(warnings))
 
 
+def kernel_failure(exc: Exception) -> bool:
+    """An error from the device or its compiler (torch's CUDA errors are RuntimeErrors, an
+    out-of-memory one too; Triton raises its own), as opposed to a bug in this runner."""
+    return isinstance(exc, RuntimeError | MemoryError) or type(exc).__module__.startswith("triton")
+
+
 def warmup_seconds(window_s: float) -> float:
     return min(max(window_s / 5.0, 2.0), 10.0)
 
@@ -153,7 +159,9 @@ class _Probe:
                 ran = self._run(load, iters, sampler, warmup * cfg.scale, window * cfg.scale)
             if not load.finite():
                 raise RuntimeError("the FMA chain produced a non-finite value")
-        except (RuntimeError, MemoryError) as exc:  # torch's CUDA errors are RuntimeErrors
+        except Exception as exc:
+            if not kernel_failure(exc):
+                raise  # a bug in this runner: the frame prints its trace
             out.outcome = errored(f"the FMA kernel failed on {device.torch_device}: {exc}")
             return out
         out.put("elapsedS", time.monotonic() - started, 1)
