@@ -238,8 +238,8 @@ class Soak:
         mode = live.nv.identity().ecc_mode
         if mode is not None:
             out.put("eccMode", mode)
-        if mode == "unsupported":
-            out.unmeasurable.append("eccErrors")
+        if mode == "unsupported" or "eccErrors" in live.nv.unsupported:
+            out.unmeasurable.append("eccErrors")  # the part has no ECC counters to read
             return None
         start, end = live.ecc_start, live.ecc_end
         if mode != "enabled" or start is None or end is None:
@@ -312,7 +312,7 @@ class Soak:
             out.put("throttledSamples", st.throttled_samples)
             out.put("throttleReasonsMask", st.reasons_mask)
             out.put("throttleReasons", st.reasons_text())
-        if live.ecc_end is not None or live.nv.identity().ecc_mode == "unsupported":
+        if live.done.is_set():  # the ECC delta exists once the soak has ended
             self.ecc(live, out)
         unsupported = sorted(live.nv.unsupported)
         out.put("nvmlUnsupported", ",".join(unsupported) or "none")
