@@ -37,6 +37,25 @@ def _nullable(annotation: Any) -> bool:
     return annotation is Any or annotation is None
 
 
+def _not_nullable(model: type[BaseModel]) -> frozenset[str]:
+    """The names and aliases of ``model``'s fields that cannot hold None, computed once per model
+    class (a model's fields are fixed when it is made; this ran on every validation, 3 % of a
+    4,096-node run)."""
+    known = _NOT_NULLABLE.get(model)
+    if known is None:
+        names: set[str] = set()
+        for name, info in model.model_fields.items():
+            if not _nullable(info.annotation):
+                names.add(name)
+                if info.alias:
+                    names.add(info.alias)
+        known = _NOT_NULLABLE[model] = frozenset(names)
+    return known
+
+
+_NOT_NULLABLE: dict[type[BaseModel], frozenset[str]] = {}
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -50,12 +69,7 @@ class _Model(BaseModel):
     def _prune_nulls(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        not_nullable: set[str] = set()
-        for name, info in cls.model_fields.items():
-            if not _nullable(info.annotation):
-                not_nullable.add(name)
-                if info.alias:
-                    not_nullable.add(info.alias)
+        not_nullable = _not_nullable(cls)
         if not any(v is None and k in not_nullable for k, v in data.items()):
             return data
         return {k: v for k, v in data.items() if not (v is None and k in not_nullable)}
