@@ -16,7 +16,8 @@ from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners import thermal_soak
 from glimmer.runners.program import run
 from glimmer.runners.settings import Settings
-from glimmer.runners.thermal_soak_engine import Figures, read_config
+from glimmer.runners.thermal_soak_config import read_config
+from glimmer.runners.thermal_soak_engine import Figures
 
 TRACES = FIXTURES / "nvml"
 XID_LINE = "6,1300,6000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=1, DBE (double bit error)\n"

@@ -28,69 +28,18 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from glimmer.runners import devices as dv
-from glimmer.runners.kernel_log import open_kernel_log
 from glimmer.runners.nvml import Device as NvmlDevice
 from glimmer.runners.nvml import EccCounts, Session, find_device, open_session
-from glimmer.runners.nvml_sampler import Sampler, Stats, time_scale
+from glimmer.runners.nvml_sampler import Sampler, Stats
 from glimmer.runners.outcome import ConfigError, Outcome, errored, skipped
 from glimmer.runners.program import Context
-from glimmer.runners.report import Report
-from glimmer.runners.settings import Settings
+from glimmer.runners.thermal_soak_config import MIN_N, SoakConfig, read_config
+from glimmer.runners.thermal_soak_watch import Progress, XidWatch
 
-SAMPLE_INTERVAL = "BURNIN_SOAK_SAMPLE_INTERVAL_MS"
-PROGRESS_INTERVAL = "BURNIN_SOAK_PROGRESS_INTERVAL_S"
-MATRIX_N = "BURNIN_SOAK_MATRIX_N"
-INJECT = "BURNIN_SOAK_INJECT_MISCOMPARES"
-DEFAULT_DURATION_S = 900
-MIN_DURATION_S = 15
-MIN_N = 512
 BUFFERS = 5  # A, B, the reference, the result, and the compare's temporaries
 MEMORY_SHARE = 0.9
 MIN_UTILIZATION_PCT = 50.0
 STOP_WAIT_S = 60.0  # what one device's last iteration may take to end after a stop
-
-
-@dataclass(frozen=True)
-class SoakConfig:
-    requested_s: int
-    duration_s: int
-    warmup_s: float
-    matrix_n: int
-    inject: int
-    sample_interval_ms: int
-    progress_interval_s: int
-    scale: float
-    warnings: tuple[str, ...] = ()
-
-
-def _clamped(settings: Settings, name: str, default: int, low: int, high: int) -> tuple[int, str]:
-    value = settings.integer(name, default)
-    if low <= value <= high:
-        return value, ""
-    clamped = min(max(value, low), high)
-    return clamped, f"{name} {value} clamped to {clamped}"
-
-
-def read_config(settings: Settings) -> SoakConfig:
-    warnings: list[str] = []
-    requested = settings.duration(DEFAULT_DURATION_S)
-    duration = max(requested, MIN_DURATION_S)
-    if duration != requested:
-        warnings.append(f"duration {requested} s raised to the {MIN_DURATION_S} s floor")
-    interval, note = _clamped(settings, SAMPLE_INTERVAL, 250, 10, 5000)
-    warnings.append(note)
-    progress, note = _clamped(settings, PROGRESS_INTERVAL, 15, 5, 3600)
-    warnings.append(note)
-    n = settings.integer(MATRIX_N, 8192, minimum=1)
-    if n < MIN_N:
-        warnings.append(f"{MATRIX_N} {n} raised to {MIN_N}")
-        n = MIN_N
-    inject = settings.integer(INJECT, 0, minimum=0)
-    warmup = min(max(duration / 10.0, 5.0), 30.0)
-    return SoakConfig(
-        requested, duration, warmup, n, inject, interval, progress, time_scale(settings),
-        tuple(w for w in warnings if w),
-    )  # fmt: skip
 
 
 @dataclass
@@ -160,6 +109,11 @@ class Soak:
         # next iteration instead of soaking on after the marker was printed.
         self.stop = threading.Event()
         self._lock = threading.Lock()
+
+    def lives_now(self) -> list[Live]:
+        """The devices soaking so far (each device's thread adds its own)."""
+        with self._lock:
+            return list(self.lives)
 
     def measure(self, device: dv.Device) -> dv.DeviceResult:
         nv = find_device(self.session, None if device.test else device.pci_bus_id, device.index)
@@ -320,70 +274,6 @@ class Soak:
         return out
 
 
-def print_snapshot(report: Report, results: list[dv.DeviceResult]) -> None:
-    """The figures so far, folded to the worst device, without the fold's account (that comes
-    once, at the end)."""
-    names: list[str] = []
-    for r in results:
-        names.extend(k for k in r.values if k not in names)
-    for name in names:
-        present = [r.values[name] for r in results if r.values.get(name) is not None]
-        if present:
-            decimals = next(r.decimals.get(name, 2) for r in results if name in r.values)
-            report.metric(name, dv.fold_value(name, present), decimals)
-
-
-class _Progress:
-    """Re-prints the soak's figures every progress interval while the devices run."""
-
-    def __init__(self, report: Report, soak: Soak, interval_s: float) -> None:
-        self.report, self.soak, self.interval_s = report, soak, interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            with self.soak._lock:
-                lives = list(self.soak.lives)
-            if lives:
-                print_snapshot(self.report, [self.soak.figures_of(live) for live in lives])
-
-    def __enter__(self) -> _Progress:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30.0)
-
-
-class _XidWatch:
-    """The kernel log read at start (positioned at its tail) and again at the end."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.report = ctx.report
-        self.log, self.why = open_kernel_log(ctx.paths.kmsg, ())
-        self.dropped = False
-        if self.log is not None:
-            self.dropped = self.log.drain().dropped
-
-    def finish(self) -> None:
-        r = self.report
-        if self.log is None:
-            r.metric("xidSource", "none")
-            r.metric("xidSourceDetail", self.why)
-            return
-        r.metric("xidSource", self.log.source)
-        during = self.log.drain()
-        self.log.close()
-        if self.dropped or during.dropped:
-            r.metric("xidLogDropped", 1)  # and no count: a partial zero is no zero
-            return
-        r.metric("xidEvents", during.xids)
-        r.metric("lastXidCode", during.last_xid)
-        r.metric("xidWindowsWatched", 1)
-
-
 def run_soak(ctx: Context, judge: Judge, echo: Echo) -> Outcome:
     """One soak kind's whole body: config, devices, NVML, the soak, the fold."""
     cfg = read_config(ctx.settings)
@@ -401,13 +291,13 @@ def run_soak(ctx: Context, judge: Judge, echo: Echo) -> Outcome:
     session = opened.session
     report = ctx.report
     report.metric("driverVersion", session.driver_version)
-    xid = _XidWatch(ctx)
+    xid = XidWatch(ctx)
     soak = Soak(cfg, torch, session, judge, echo)
     threads = torch.get_num_threads()
     if found.test_mode:
         torch.set_num_threads(1)  # one thread: the CPU GEMM's answer repeats bitwise
     try:
-        with _Progress(report, soak, cfg.progress_interval_s * cfg.scale):
+        with Progress(report, soak, cfg.progress_interval_s * cfg.scale):
             results = dv.for_each(allocated, mode, soak.measure)
     except BaseException:
         soak.stop.set()
