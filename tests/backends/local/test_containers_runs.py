@@ -41,6 +41,13 @@ IMAGE = "ghcr.io/glimmer/fake-runner:test"
 UID = "uid-run"
 
 
+def _runner(tmp_path: Path) -> list[str]:
+    """The fake runner's command line, written once: rewriting the script while a runner
+    starts would hand that runner an empty program."""
+    script = tmp_path / "fake_runner.py"
+    return [sys.executable, str(script)] if script.exists() else runner_command(tmp_path)
+
+
 @dataclasses.dataclass(frozen=True)
 class FakeRuntime:
     """The test double installed as ``docker`` in ``bin``, its state in ``state``."""
@@ -99,14 +106,14 @@ def _spec(tmp_path: Path, name: str = "x-a1", image: str = IMAGE, **env: str) ->
         deadline_seconds=180,
         labels={"burnin.glimmer.ai/run": "run"},
         test_spec=BurnInTestSpec.model_validate({"kind": "gpu-burn", "durationSeconds": 60}),
-        command=tuple(runner_command(tmp_path)),
+        command=tuple(_runner(tmp_path)),
     )
 
 
 def _in_docker(tmp_path: Path, runtime: FakeRuntime, **kwargs: object) -> LocalBackend:
     return backend(
         tmp_path / "state",
-        runner_command(tmp_path),
+        _runner(tmp_path),
         kwargs.pop("tests", {}),  # type: ignore[arg-type]
         runtime="docker",
         runtime_path=str(runtime.bin),
@@ -149,7 +156,7 @@ def _container_test(tmp_path: Path, name: str, **kwargs: object) -> BurnInTestSp
     """A gated test of the fake runner, run as the container's entrypoint."""
     spec = fake_test(name, **kwargs)  # type: ignore[arg-type]
     value = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    value["runner"].update(image=IMAGE, command=runner_command(tmp_path))
+    value["runner"].update(image=IMAGE, command=_runner(tmp_path))
     return BurnInTestSpec.model_validate(value)
 
 
@@ -265,7 +272,7 @@ def test_a_glimmer_finding_the_supervisor_gone_removes_the_container_the_record_
     os.kill(supervisor.pid, signal.SIGKILL)
     assert left_alive([supervisor]) == []
     # A glimmer started again, with no container runtime of its own: the record says docker.
-    again = backend(tmp_path / "state", runner_command(tmp_path), {})
+    again = backend(tmp_path / "state", _runner(tmp_path), {})
     done = _until(again, lambda e: e.phase.terminated)
     assert (done.phase, done.reason) == (ExecPhase.FAILED, "Vanished")
     assert fake_docker.removed() == ["glimmer-default-x-a1"]
@@ -280,7 +287,7 @@ def test_auto_with_a_client_whose_engine_is_down_runs_the_runner_as_a_process(
     (bin_dir / "docker").write_text("#!/bin/sh\necho 'Cannot connect' >&2\nexit 1\n")
     (bin_dir / "docker").chmod(0o755)
     b = backend(
-        tmp_path / "state", runner_command(tmp_path), {}, runtime="auto", runtime_path=str(bin_dir)
+        tmp_path / "state", _runner(tmp_path), {}, runtime="auto", runtime_path=str(bin_dir)
     )
     b.create_execution(_spec(tmp_path, FAKE_PRINT_ENV="FAKE_MINE", FAKE_MINE="mine"))
     done = _until(b, lambda e: e.phase.terminated)
@@ -295,9 +302,10 @@ def test_a_glimmer_started_again_sees_a_container_it_did_not_start_run_to_its_en
     b = _in_docker(tmp_path, fake_docker)
     b.create_execution(_spec(tmp_path, FAKE_SLEEP="2", FAKE_EXIT="1"))
     fake_docker.container("glimmer-default-x-a1")
-    again = backend(tmp_path / "state", runner_command(tmp_path), {})  # no runtime of its own
+    again = backend(tmp_path / "state", _runner(tmp_path), {})  # no runtime of its own
     assert _until(again, lambda e: e.phase is ExecPhase.RUNNING).exit_code is None
     done = _until(again, lambda e: e.phase.terminated)
-    assert (done.phase, done.exit_code, done.reason) == (ExecPhase.FAILED, 1, "")
-    assert "miscompares=0" in again.read_log("default", "x-a1")
+    log = again.read_log("default", "x-a1")
+    assert (done.phase, done.exit_code, done.reason) == (ExecPhase.FAILED, 1, ""), log
+    assert "miscompares=0" in log
     assert fake_docker.removed() == []  # it ended by itself: --rm, nothing to remove
