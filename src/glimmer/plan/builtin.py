@@ -10,7 +10,7 @@ name ``host-fault-counters`` without copying its file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -63,11 +63,39 @@ def builtin_tests() -> dict[str, BurnInTestSpec]:
     return {name: spec.model_copy(deep=True) for name, spec in _builtin()[1].items()}
 
 
+class BuiltinAndGiven(Mapping[str, BurnInTestSpec]):
+    """The built-in tests under the given ones (a given name wins). A built-in spec is copied
+    when it is first read through this mapping, not all of them up front: a plan reads the few
+    its profile names, and a sweep of 2,048 pairs deep-copied every built-in test per start
+    (11 % of its CPU)."""
+
+    def __init__(self, given: Mapping[str, BurnInTestSpec]) -> None:
+        self._given = given
+        self._builtin = _builtin()[1]
+        self._copied: dict[str, BurnInTestSpec] = {}
+
+    def __getitem__(self, name: str) -> BurnInTestSpec:
+        if name in self._given:
+            return self._given[name]
+        copied = self._copied.get(name)
+        if copied is None:
+            copied = self._copied[name] = self._builtin[name].model_copy(deep=True)
+        return copied
+
+    def __iter__(self) -> Iterator[str]:
+        # The order a merged dict had: built-in names in file order, then names only given.
+        yield from self._builtin
+        yield from (name for name in self._given if name not in self._builtin)
+
+    def __len__(self) -> int:
+        return len(self._builtin.keys() | self._given.keys())
+
+
 def profile_or_builtin(
     profile_ref: str,
     profile: BurnInProfile | None,
     tests: Mapping[str, BurnInTestSpec],
-) -> tuple[BurnInProfile, dict[str, BurnInTestSpec]] | None:
+) -> tuple[BurnInProfile, Mapping[str, BurnInTestSpec]] | None:
     """The profile a run's ``profileRef`` names, and the tests it may refer to.
 
     A given ``profile`` wins over the built-in profile of that name; without one, the built-in
@@ -81,6 +109,6 @@ def profile_or_builtin(
     return found, tests_with_builtin(tests)
 
 
-def tests_with_builtin(tests: Mapping[str, BurnInTestSpec]) -> dict[str, BurnInTestSpec]:
+def tests_with_builtin(tests: Mapping[str, BurnInTestSpec]) -> Mapping[str, BurnInTestSpec]:
     """The tests a profile may name: the built-in ones, with ``tests`` winning on a name."""
-    return {**builtin_tests(), **tests}
+    return BuiltinAndGiven(tests)
