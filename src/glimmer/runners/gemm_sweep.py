@@ -193,7 +193,7 @@ def measure(ctx: Context) -> Outcome:
     report = ctx.report
     torch = dv.load_torch()
     found = dv.discover(ctx.settings, torch)
-    built = cfg.baked_arch or ",".join(ops.arch_list(torch)) if torch is not None else None
+    built = cfg.baked_arch or (",".join(ops.arch_list(torch)) if torch is not None else None)
     report.metric("builtCudaArch", built or None)
     report.metric("gemmPrecision", cfg.precision)
     if not found.visible or torch is None:
@@ -209,7 +209,8 @@ def measure(ctx: Context) -> Outcome:
     return dv.fold(
         report, results,
         dv.Fold("achievedTflops", len(found.visible), window, mode,
-                {"gemmThroughputSpreadPct": "achievedTflops"}),
+                {"gemmThroughputSpreadPct": "achievedTflops"},
+                mig=any("MIG" in d.name for d in allocated)),
     )  # fmt: skip
 
 

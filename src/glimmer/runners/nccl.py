@@ -311,7 +311,7 @@ def node_scope(ctx: Context, torch: ModuleType, cfg: Config, scope: Scope) -> Ou
         procs = start_workers(world, int(store.port), devices)
         try:
             got = run_rank(torch, dist, scope, world, store, devices[0].torch_device, cfg)
-        except Stop:
+        except BaseException:  # rank 0 is gone: the ranks it started would wait for it
             for proc in procs:
                 proc.kill()
             wait_workers(procs, 5)
