@@ -173,3 +173,19 @@ def test_the_conformance_outputs_read_as_the_verdicts_they_show(path: Path) -> N
     assert float(m["achievedTflops"]) > 0 and m["nonfiniteCount"] == "0"
     tolerance = gemm_sweep_ops.FP4_TOLERANCE if path.stem == "fp4" else 1e-6
     assert float(m["maxRelativeError"]) <= tolerance
+
+
+def test_concurrent_devices_each_get_the_whole_window() -> None:
+    ran = sweep("bf16", BURNIN_TEST_DEVICE_COUNT="2", BURNIN_DEVICE_CONCURRENCY="all")
+    assert ran.exit_code == 0, ran.stdout
+    m = ran.parsed.metrics
+    assert m["deviceConcurrency"] == "all" and m["deviceWindowS"] == "1.0"
+    assert m["deviceCount"] == "2"
+
+
+def test_the_spread_is_unmeasurable_under_mig() -> None:
+    ran = sweep(
+        "tf32", BURNIN_TEST_DEVICE_COUNT="2", BURNIN_TEST_GPU_NAME="NVIDIA A100 MIG 3g.20gb"
+    )
+    assert ran.exit_code == 0, ran.stdout
+    assert "gemmThroughputSpreadPct" in ran.parsed.unmeasurable
