@@ -18,6 +18,7 @@ import numpy as np
 from glimmer.fleet.records import NicRecord, NodeRecord
 from glimmer.fleet.skus import Sku
 from glimmer.fleet.topology import Topology
+from glimmer.sim.arrays import IntArray
 from glimmer.sim.counters import integrate
 from glimmer.sim.device_facts import facts
 from glimmer.sim.faults import CapturedFault
@@ -96,10 +97,15 @@ class NodeView:
         while the fault is active: a fault that is on has already left its mark."""
         faults = [f for f in self.twin.faults if f.mode == mode]
         reach = self.twin.reach
-        seconds = integrate(
-            faults, lambda k: reach.gpus(mode, k), self.twin.columns.n_gpus, self.twin.epoch,
-            self.t,
-        )[gpu]  # fmt: skip
+        one = np.zeros(1, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int64)
+
+        # Integrated for this one GPU (entity 0), not for every GPU of the fleet: an array of
+        # the whole fleet per call made each runner call cost the fleet's size.
+        def this_gpu(target: str) -> IntArray:
+            return one if gpu in reach.gpus(mode, target) else none
+
+        seconds = integrate(faults, this_gpu, 1, self.twin.epoch, self.t)[0] if faults else 0.0
         count = int(np.floor(rate * seconds))
         active = any(d.gpu == gpu and d.level(mode) > 0 for d in self.devices)
         return max(count, 1) if active else count
