@@ -297,6 +297,7 @@ def run_local_main(
 ) -> int:
     """``--backend local``: this host through the one engine, as an exit code."""
     from glimmer.cli import local_run
+    from glimmer.cli.local_halves import describe_half, half_lines
 
     local = local_run.prepare(flags, lambda objects: sink_set_for(sinks, objects, simulated=False))
     out_dir = Path(report) if report is not None else None
@@ -307,7 +308,7 @@ def run_local_main(
         decision = preview(local.run, local.profile, local.tests, local.nodes, datetime.now(UTC))
         if human:
             render_plan(console, local.run, decision)
-            for line in local_run.half_lines(local):
+            for line in half_lines(local.halved, local.half):
                 console.print(f"Half: {line}", markup=False, soft_wrap=True)
         else:
             print_json(plan_json(local.run, decision))
@@ -324,7 +325,7 @@ def run_local_main(
         say(f"  profile  {local.run.spec.profile_ref}", markup=False)
         say(f"  state    {local.state_dir} ({how})", markup=False, soft_wrap=True)
         if local.half is not None:
-            say(f"  half     {local_run.describe_half(local.half)}", markup=False, soft_wrap=True)
+            say(f"  half     {describe_half(local.half)}", markup=False, soft_wrap=True)
         console.print()
     final = local_run.drive(local, human)
     if human:
