@@ -17,7 +17,7 @@ from glimmer.runners import thermal_soak
 from glimmer.runners.program import run
 from glimmer.runners.settings import Settings
 from glimmer.runners.thermal_soak_config import read_config
-from glimmer.runners.thermal_soak_engine import Figures
+from glimmer.runners.thermal_soak_engine import Figures, ieee_fp32
 
 TRACES = FIXTURES / "nvml"
 XID_LINE = "6,1300,6000000,-;NVRM: Xid (PCI:0000:19:00): 48, pid=1, DBE (double bit error)\n"
@@ -239,3 +239,10 @@ def test_sigterm_mid_soak_stops_every_device_and_ends_in_error_with_a_marker() -
     assert proc.returncode == 3, (proc.returncode, err[-2000:])
     assert "terminated by signal SIGTERM" in ran.marker
     assert_contract(ran)
+
+
+def test_the_soak_asks_torch_for_ieee_fp32_matmuls_never_tf32() -> None:
+    import torch
+
+    ieee_fp32(torch)  # what a CUDA device gets before its first GEMM (the default, made sure)
+    assert torch.backends.cuda.matmul.allow_tf32 is False

@@ -84,6 +84,16 @@ Judge = Callable[[Figures], Outcome]
 Echo = Callable[[dv.DeviceResult], None]
 
 
+def ieee_fp32(torch: ModuleType) -> None:
+    """FP32 matmuls in full FP32 (SGEMM), never TF32: newer torch spells it fp32_precision
+    and warns on the old allow_tf32."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "ieee"
+    else:
+        matmul.allow_tf32 = False
+
+
 def fit_n(torch: ModuleType, device: dv.Device, n: int) -> tuple[int, str]:
     """N shrunk (in steps of 64) until the soak's buffers fit in the device's free memory."""
     if device.test:
@@ -146,7 +156,7 @@ class Soak:
         dev = torch.device(device.torch_device)
         if not device.test:
             torch.cuda.set_device(dev)
-            torch.backends.cuda.matmul.allow_tf32 = False  # FP32 SGEMM, not TF32
+            ieee_fp32(torch)
         live.n, note = fit_n(torch, device, cfg.matrix_n)
         if note:
             live.notes.append(note)
