@@ -166,3 +166,12 @@ def test_the_real_session_turns_not_supported_into_refusals(
 def test_the_real_session_with_no_gpu_says_no_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", _stand_in_pynvml(count=0))
     assert open_session(Settings({})).status == "no-devices"
+
+
+def test_a_rated_clock_of_zero_mhz_is_no_rated_clock(tmp_path: Path) -> None:
+    trace = tmp_path / "zero.json"
+    trace.write_text('{"devices": [{"ratedSmClockMHz": 0, "samples": [{}]}]}')
+    session = open_session(Settings({nvml.TRACE: str(trace)})).session
+    assert session is not None
+    dev = session.devices[0]
+    assert dev.identity().rated_sm_clock_mhz is None and "ratedSmClockMHz" in dev.unsupported

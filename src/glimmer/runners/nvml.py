@@ -226,6 +226,8 @@ class RealDevice:
             self.unsupported.add("eccMode")
         except Exception:
             ecc_mode = None
+        if rated == 0:  # answered, and the answer is: no rated clock
+            self.unsupported.add("ratedSmClockMHz")
         self._identity = Identity(
             name=_text(name) if name is not None else None,
             pci_bus_id=_text(pci.busId) if pci is not None else None,

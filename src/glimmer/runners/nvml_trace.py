@@ -62,6 +62,8 @@ class TraceDevice:
         name, bus, cc, mig = (
             self._get(s, key) for key in ("name", "pciBusId", "computeCap", "migMode")
         )
+        if s.get("ratedSmClockMHz") == 0:  # as NVML: a 0 MHz answer is no rated clock
+            self.unsupported.add("ratedSmClockMHz")
         ecc_mode = s.get("eccMode")
         if ecc_mode == UNSUPPORTED:
             self.unsupported.add("eccMode")
