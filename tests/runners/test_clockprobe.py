@@ -6,8 +6,10 @@ power cap, MIG on, no rated clock), its output read by contract.parse, each exit
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
 
-from real_runner import FIXTURES, Ran, assert_contract, finish, run_runner
+from real_runner import FIXTURES, Ran, argv_of, assert_contract, finish, run_runner, runner_env
 
 from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners import clockprobe
@@ -174,3 +176,21 @@ def test_device_and_compiler_errors_are_kernel_failures_and_bugs_are_not() -> No
     assert clockprobe.kernel_failure(RuntimeError("CUDA error: an illegal memory access"))
     assert clockprobe.kernel_failure(compile_error("at 12:4: unsupported"))
     assert not clockprobe.kernel_failure(NameError("x"))  # a runner bug: a crash with a trace
+
+
+def test_sigterm_while_devices_load_at_once_stops_them_and_ends_in_error() -> None:
+    env = env_for("two_devices", BURNIN_TEST_DEVICE_COUNT="2", BURNIN_DEVICE_CONCURRENCY="all")
+    env["BURNIN_DURATION_SECONDS"] = "3600"
+    proc = subprocess.Popen(
+        argv_of("clockprobe"), env=runner_env(env), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # driverVersion: NVML is open, the devices start
+    assert first.startswith("driverVersion="), first
+    proc.send_signal(signal.SIGTERM)
+    rest, err = proc.communicate(timeout=60)  # devices that kept loading would hang here
+    assert proc.returncode == 3, (proc.returncode, err[-2000:])
+    ran = finish("clockprobe", first + rest, err, proc.returncode)
+    assert_contract(ran)
+    assert "terminated by signal SIGTERM" in ran.marker

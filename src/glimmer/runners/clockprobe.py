@@ -18,6 +18,7 @@ leniency), else the general one. Across devices, Fail > Error > Skip > Pass.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -106,6 +107,7 @@ class _Probe:
         self.window_s = float(cfg.duration_s)
         self.devices, self.mode = devices, mode
         self.warnings: set[str] = set(cfg.warnings)  # added to from each device's thread
+        self.stop = threading.Event()  # the run is ending early: every device stops loading
 
     def measure(self, device: dv.Device) -> dv.DeviceResult:
         cfg = self.cfg
@@ -173,11 +175,11 @@ class _Probe:
     ) -> Load:
         ran = Load()
         end_warmup = time.monotonic() + warmup_s
-        while time.monotonic() < end_warmup:
+        while time.monotonic() < end_warmup and not self.stop.is_set():
             load.launch(iters)
             load.sync()
         end = time.monotonic() + max(0.0, window_s - warmup_s)
-        while time.monotonic() < end:
+        while time.monotonic() < end and not self.stop.is_set():
             slice_s = min(WINDOW_S * self.cfg.scale, end - time.monotonic())
             sampler.counting.set()
             began = time.perf_counter()
@@ -277,7 +279,8 @@ def probe(ctx: Context) -> Outcome:
         return dv.no_device_outcome(found)
     allocated = dv.allocate(ctx.settings, found)
     mode = dv.concurrency(ctx.settings, dv.SEQUENTIAL)
-    assert torch is not None  # discover shows devices only through torch
+    if torch is None:  # discover shows devices only through torch
+        return errored("devices were shown without torch")
     opened = open_session(ctx.settings)
     if opened.session is None:
         return errored(f"NVML is {opened.status} while a GPU is visible: {opened.why}")
@@ -285,7 +288,11 @@ def probe(ctx: Context) -> Outcome:
     try:
         ctx.report.metric("driverVersion", session.driver_version)
         p = _Probe(cfg, torch, session, len(allocated), mode)
-        results = dv.for_each(allocated, mode, p.measure)
+        try:
+            results = dv.for_each(allocated, mode, p.measure)
+        except BaseException:  # SIGTERM or a crash while devices load concurrently
+            p.stop.set()
+            raise
     finally:
         session.close()
     if p.warnings:
