@@ -175,3 +175,36 @@ def test_an_xid_in_the_kernel_log_during_the_window_fails_the_host(
     [result] = final.status.results or []
     assert code == 1 and final.status.phase is Phase.FAILED and result.phase is Phase.FAILED
     assert int((result.metrics or {})["xidEvents"]) >= 1
+
+
+def test_an_unknown_runtime_is_bad_input_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    code, _, err = _run(
+        capsys, "-f", str(_disk_profile(tmp_path)), "--state-dir", str(state), "--runtime", "lxc"
+    )
+    assert code == 2 and err.startswith("error: --runtime lxc: not a runtime (one of process")
+    assert not state.exists()
+
+
+def test_the_runtime_flag_is_refused_on_the_simulator(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--runtime", "docker"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: --runtime: only with --backend local")
+
+
+def test_a_container_runtime_without_its_engine_errors_the_attempt_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # This machine has the docker client and no engine: the attempt is an Error naming docker
+    # (the hardware was not measured), never a Fail.
+    state = tmp_path / "state"
+    code, out, _ = _run(
+        capsys, "-f", str(_disk_profile(tmp_path)), "--node", "here", "--state-dir", str(state),
+        "--runtime", "docker", "-o", "json",
+    )  # fmt: skip
+    final = BurnInRun.model_validate(json.loads(out))
+    assert final.status is not None and final.status.phase is Phase.ERROR and code == 3
+    [result] = final.status.results or []
+    assert result.phase is Phase.ERROR and "docker" in (result.message or "")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from glimmer.contract.vocab import Scope
 from glimmer.errors import InputError
 from glimmer.plan.env import PairRole
-from glimmer.plan.halves import GroupHalf, Half, Halved, PairHalf
+from glimmer.plan.halves import GroupHalf, Half, Halved, PairHalf, half_variables
 
 if TYPE_CHECKING:  # the flags are local_run's, which imports this module
     from glimmer.cli.local_run import LocalFlags
@@ -84,8 +84,6 @@ def describe_half(half: Half) -> str:
 def half_lines(halved: Halved, half: Half | None) -> list[str]:
     """One line per half the plan holds: its scope as written and what it is given here (the
     plan shown has it as a Node test on this host)."""
-    from glimmer.backends.local.halves import half_variables
-
     lines = []
     for name, scope in halved.scopes.items():
         given = ", ".join(f"{k}={v}" for k, v in half_variables(scope, half))

@@ -61,6 +61,7 @@ class LocalFlags:
     nranks: int | None = None
     root: str | None = None
     results_dir: str | None = None
+    runtime: str = "process"
 
 
 def refuse_sim_flags(given: list[str]) -> None:
@@ -130,13 +131,15 @@ def prepare(
     state_dir = Path(flags.state_dir or DEFAULT_STATE_DIR)
     sinks = make_sinks(tuple(obj for obj, _ in of_kind(loaded, BurnInSink)))
     profiles, tests = halved.profiles, halved.tests
-    inner = LOCAL.backend(state_dir, node, profiles=profiles, tests=tests, sinks=sinks)
-    # The one place the CLI holds the local substrate itself: the half is a wrapper around the
-    # backend the registry made (a registry entry for it would be the tidier door).
-    from glimmer.backends.local.halves import HalfBackend
-
+    if flags.runtime not in LOCAL.runtimes:
+        raise InputError(
+            f"--runtime {flags.runtime}: not a runtime (one of {', '.join(LOCAL.runtimes)})"
+        )
+    inner = LOCAL.backend(
+        state_dir, node, profiles=profiles, tests=tests, sinks=sinks, runtime=flags.runtime
+    )
     raw = results_dir / "raw" if results_dir is not None else None
-    backend = HalfBackend(inner, halved, half, raw_dir=raw)
+    backend = LOCAL.halves(inner, halved, half, raw_dir=raw)
     run = _run_object(runs[0][0].name if runs else f"{ref}-{node}", ref, node, flags.force)
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in backend.list_nodes()]
     started = runs[0][1].locate() if runs else Location()

@@ -520,6 +520,15 @@ def run(
             "or rank's record) to DIR.",
         ),
     ] = None,
+    runtime: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="--backend local: what runs each runner — process (default: the runner "
+            "installed with glimmer), auto (the first of docker, podman, nerdctl whose engine "
+            "answers, else process), docker, podman or nerdctl (the test's image).",
+        ),
+    ] = None,
     state_dir: Annotated[
         str | None,
         typer.Option(
@@ -565,6 +574,7 @@ def run(
             nranks=nranks,
             root=root,
             results_dir=results_dir,
+            runtime=runtime or "process",
         )
         raise typer.Exit(
             run_local_main(local, output=output, dry=dry, report=report, sinks=sink_flags)
@@ -577,6 +587,7 @@ def run(
         ("--nranks", nranks),
         ("--root", root),
         ("--results-dir", results_dir),
+        ("--runtime", runtime),
     ]
     for flag, value in local_only:
         if value is not None:

@@ -27,7 +27,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.contract.vocab import Scope
 from glimmer.plan.builtin import profile_or_builtin
-from glimmer.plan.env import PairRole
+from glimmer.plan.env import PEER_HOST, ROOT_HOST, PairRole
 from glimmer.plan.resolve import ResolveError, plan_tests
 from glimmer.plan.units import scope_of
 
@@ -150,3 +150,35 @@ def relabel(run: BurnInRun, halved: Halved, half: Half | None) -> BurnInRun:
         return run
     results = [relabel_result(r, halved, half) for r in status.results]
     return run.model_copy(update={"status": status.model_copy(update={"results": results})})
+
+
+PAIR_NAMES = ("BURNIN_ROLE", PEER_HOST, "BURNIN_PEER_NODE")
+GROUP_NAMES = ("BURNIN_RANK", "BURNIN_NRANKS", ROOT_HOST, "BURNIN_ROOT_NODE")
+RENDEZVOUS_NAMES = frozenset(PAIR_NAMES + GROUP_NAMES)
+
+
+def _pair_env(half: PairHalf) -> list[tuple[str, str | None]]:
+    return [
+        ("BURNIN_ROLE", half.role),
+        (PEER_HOST, half.peer_host),
+        (PAIR_NAMES[2], half.peer_node),
+    ]
+
+
+def _group_env(half: GroupHalf) -> list[tuple[str, str | None]]:
+    return [
+        ("BURNIN_RANK", str(half.rank)),
+        ("BURNIN_NRANKS", str(half.nranks)),
+        (ROOT_HOST, half.root_host),
+        ("BURNIN_ROOT_NODE", half.root_node),
+    ]
+
+
+def half_variables(scope: Scope, half: Half | None) -> list[tuple[str, str]]:
+    """The rendezvous variables a half of a test written with ``scope`` is given: those of
+    ``half`` when it is a half of that scope, each only when a flag gave it a value."""
+    if scope is Scope.PAIR and isinstance(half, PairHalf):
+        return [(k, v) for k, v in _pair_env(half) if v]
+    if scope is Scope.GROUP and isinstance(half, GroupHalf):
+        return [(k, v) for k, v in _group_env(half) if v]
+    return []

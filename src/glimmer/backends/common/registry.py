@@ -196,11 +196,30 @@ class LocalEntry:
         profiles: Mapping[str, BurnInProfile] | None = None,
         tests: Mapping[str, BurnInTestSpec] | None = None,
         sinks: SinkSet | None = None,
+        runtime: str = "process",
     ) -> Any:
-        """This host as a substrate, its runs, cordon and executions under ``state_dir``."""
+        """This host as a substrate, its runs, cordon and executions under ``state_dir``;
+        ``runtime`` runs each execution (process, auto, docker, podman, nerdctl)."""
         from glimmer.backends.local.backend import LocalBackend
 
-        return LocalBackend(state_dir, node_name, profiles=profiles, tests=tests, sinks=sinks)
+        return LocalBackend(
+            state_dir, node_name, profiles=profiles, tests=tests, sinks=sinks, runtime=runtime
+        )
+
+    @property
+    def runtimes(self) -> tuple[str, ...]:
+        """The names ``runtime`` takes."""
+        from glimmer.backends.local.runtimes import CHOICES
+
+        return CHOICES
+
+    @property
+    def halves(self) -> Callable[..., Any]:
+        """The wrapper that runs this host's half of Pair and Group tests across hosts
+        (:class:`glimmer.backends.local.halves.HalfBackend`)."""
+        from glimmer.backends.local.halves import HalfBackend
+
+        return HalfBackend
 
     @property
     def hostname(self) -> Callable[[], str]:

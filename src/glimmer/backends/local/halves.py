@@ -28,39 +28,16 @@ from glimmer.backends.local.backend import LocalBackend
 from glimmer.contract.vocab import Scope
 from glimmer.engine.backend import Delivery, ExecutionSpec, LogUnavailable
 from glimmer.engine.names import delivery_key, rank_role
-from glimmer.plan.env import PEER_HOST, ROOT_HOST
-from glimmer.plan.halves import GroupHalf, Half, Halved, PairHalf, relabel, relabel_result
-
-PAIR_NAMES = ("BURNIN_ROLE", PEER_HOST, "BURNIN_PEER_NODE")
-GROUP_NAMES = ("BURNIN_RANK", "BURNIN_NRANKS", ROOT_HOST, "BURNIN_ROOT_NODE")
-RENDEZVOUS_NAMES = frozenset(PAIR_NAMES + GROUP_NAMES)
-
-
-def _pair_env(half: PairHalf) -> list[tuple[str, str | None]]:
-    return [
-        ("BURNIN_ROLE", half.role),
-        (PEER_HOST, half.peer_host),
-        (PAIR_NAMES[2], half.peer_node),
-    ]
-
-
-def _group_env(half: GroupHalf) -> list[tuple[str, str | None]]:
-    return [
-        ("BURNIN_RANK", str(half.rank)),
-        ("BURNIN_NRANKS", str(half.nranks)),
-        (ROOT_HOST, half.root_host),
-        ("BURNIN_ROOT_NODE", half.root_node),
-    ]
-
-
-def half_variables(scope: Scope, half: Half | None) -> list[tuple[str, str]]:
-    """The rendezvous variables a half of a test written with ``scope`` is given: those of
-    ``half`` when it is a half of that scope, each only when a flag gave it a value."""
-    if scope is Scope.PAIR and isinstance(half, PairHalf):
-        return [(k, v) for k, v in _pair_env(half) if v]
-    if scope is Scope.GROUP and isinstance(half, GroupHalf):
-        return [(k, v) for k, v in _group_env(half) if v]
-    return []
+from glimmer.plan.halves import (
+    RENDEZVOUS_NAMES,
+    GroupHalf,
+    Half,
+    Halved,
+    PairHalf,
+    half_variables,
+    relabel,
+    relabel_result,
+)
 
 
 def half_spec(spec: ExecutionSpec, scope: Scope, half: Half | None) -> ExecutionSpec:
