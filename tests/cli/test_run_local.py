@@ -15,7 +15,7 @@ from glimmer.cli.app import main
 from glimmer.contract.vocab import Phase
 
 
-def _disk_profile(tmp_path: Path) -> Path:
+def _disk_profile(tmp_path: Path, image: str | None = None) -> Path:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     docs = [
@@ -27,7 +27,8 @@ def _disk_profile(tmp_path: Path) -> Path:
                 "kind": "disk-io",
                 "durationSeconds": 30,
                 "runner": {
-                    "image": "local",  # a process on this host needs no image
+                    # disk-io has no default image, and a process on this host needs none
+                    **({"image": image} if image else {}),
                     "env": [
                         {"name": "DISK_IO_PATH", "value": str(scratch)},
                         {"name": "DISK_IO_SIZE_MB", "value": "8"},
@@ -201,8 +202,8 @@ def test_a_container_runtime_without_its_engine_errors_the_attempt_naming_it(
     # (the hardware was not measured), never a Fail.
     state = tmp_path / "state"
     code, out, _ = _run(
-        capsys, "-f", str(_disk_profile(tmp_path)), "--node", "here", "--state-dir", str(state),
-        "--runtime", "docker", "-o", "json",
+        capsys, "-f", str(_disk_profile(tmp_path, "example.org/runner:1")), "--node", "here",
+        "--state-dir", str(state), "--runtime", "docker", "-o", "json",
     )  # fmt: skip
     final = BurnInRun.model_validate(json.loads(out))
     assert final.status is not None and final.status.phase is Phase.ERROR and code == 3

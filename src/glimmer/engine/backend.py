@@ -252,6 +252,21 @@ class ExecutionChanges(Protocol):
         ...
 
 
+class ImageFree(Protocol):
+    """What a backend may say besides (optional; the engine asks for it by name and takes True
+    when it is absent): whether its executions run an image. A substrate that runs the runner
+    installed on the host (the local backend's processes) needs none, so a test whose image
+    cannot be resolved is no Error there; every substrate that pulls images says True."""
+
+    @property
+    def runs_images(self) -> bool: ...
+
+
+def runs_images(backend: object) -> bool:
+    """Whether ``backend``'s executions run an image (:class:`ImageFree`; True unless it says)."""
+    return bool(getattr(backend, "runs_images", True))
+
+
 class ExecutionIndex:
     """An :class:`ExecutionSet` over a list, for backends that list and filter."""
 

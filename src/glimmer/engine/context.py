@@ -19,12 +19,19 @@ from glimmer.api.pinned import PlanDocument, PlannedTest
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.contract.vocab import Phase
-from glimmer.engine.backend import Backend, Delivery, Execution, ExecutionSet, ExecutionSpec
+from glimmer.engine.backend import (
+    Backend,
+    Delivery,
+    Execution,
+    ExecutionSet,
+    ExecutionSpec,
+    runs_images,
+)
 from glimmer.engine.book import Book
 from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.engine.memory import RunMemory
-from glimmer.engine.podspec import addressed
+from glimmer.engine.podspec import Placement, addressed, build_execution
 from glimmer.plan.slots import effective_cap
 from glimmer.plan.units import PlanUnits
 
@@ -128,6 +135,15 @@ class Pass:
         interval = test.spec.checkpoint_interval_seconds or 0
         if interval > 0:
             self.in_flight_intervals.append(interval)
+
+    def execution(
+        self, test: PlannedTest, index: int, attempt: int, where: Placement
+    ) -> ExecutionSpec:
+        """The execution of ``attempt`` of ``test`` at ``where`` for this run, an image
+        resolved where the substrate runs images. Raises ``ImageError``."""
+        return build_execution(
+            self.run, test, index, attempt, where, images=runs_images(self.backend)
+        )
 
     def create(self, spec: ExecutionSpec) -> None:
         """Create an execution, and remember it until its unit has a result (it may end before

@@ -19,7 +19,7 @@ from glimmer.engine.harvest import (
     waiting_detail,
 )
 from glimmer.engine.names import rank_role, service_name
-from glimmer.engine.podspec import Placement, build_execution
+from glimmer.engine.podspec import Placement
 from glimmer.engine.results import attempt_number, complete, observe
 from glimmer.engine.unit import (
     lost_execution,
@@ -132,9 +132,7 @@ def _gather(
         if existing is not None:
             continue
         try:
-            spec = build_execution(
-                ctx.run, test, index, attempt, _placement(ctx, rank, targets, service)
-            )
+            spec = ctx.execution(test, index, attempt, _placement(ctx, rank, targets, service))
         except ImageError as e:
             record_machinery_error(ctx, test, targets, attempt, root.name, e.message, root)
             _condemn_all(ctx, ranks)

@@ -15,7 +15,7 @@ from glimmer.engine.context import Pass
 from glimmer.engine.cordon import cordon_node
 from glimmer.engine.harvest import harvest_execution, waiting_detail
 from glimmer.engine.memory import Quiet
-from glimmer.engine.podspec import Placement, build_execution
+from glimmer.engine.podspec import Placement
 from glimmer.engine.results import attempt_number, complete, observe
 from glimmer.engine.unit import (
     lost_execution,
@@ -111,7 +111,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
             ctx.pending = True
             return True
         try:
-            spec = build_execution(ctx.run, test, index, attempt, Placement(node, (node,)))
+            spec = ctx.execution(test, index, attempt, Placement(node, (node,)))
         except ImageError as e:
             record_machinery_error(ctx, test, nodes, attempt, name, e.message)
             return True

@@ -14,7 +14,7 @@ from glimmer.engine.checkpoint import maybe_checkpoint
 from glimmer.engine.context import Pass
 from glimmer.engine.harvest import ended_at, first_log_error, harvest_execution, waiting_detail
 from glimmer.engine.names import service_name
-from glimmer.engine.podspec import Placement, build_execution
+from glimmer.engine.podspec import Placement
 from glimmer.engine.results import attempt_number, complete, observe
 from glimmer.engine.unit import (
     lost_execution,
@@ -101,8 +101,7 @@ def _gate(
         ctx.pending |= sv.ready  # Ready, but no new load while suspended or draining
         return True
     try:
-        spec = build_execution(
-            ctx.run,
+        spec = ctx.execution(
             test,
             index,
             attempt,

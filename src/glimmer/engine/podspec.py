@@ -43,7 +43,7 @@ from glimmer.plan.env import (
     peer_role,
     runner_env,
 )
-from glimmer.plan.images import resolve_image
+from glimmer.plan.images import ImageError, resolve_image
 from glimmer.plan.quantity import canonical_quantity
 
 
@@ -108,6 +108,13 @@ def _seat(where: Placement, env_names: set[str], overridden: set[str]) -> Seat |
     return Seat(where.service, peer_role(where.place), owned)
 
 
+def _image_if_any(spec: BurnInTestSpec, vendor: str) -> str:
+    try:
+        return resolve_image(spec, vendor)
+    except ImageError:
+        return ""  # the substrate runs no image: nothing is missing
+
+
 def build_execution(
     run: BurnInRun,
     test: PlannedTest,
@@ -115,10 +122,14 @@ def build_execution(
     attempt: int,
     where: Placement,
     vendor: str = "",
+    *,
+    images: bool = True,
 ) -> ExecutionSpec:
-    """The execution of ``attempt`` of ``test`` at ``where``. Raises ``ImageError``."""
+    """The execution of ``attempt`` of ``test`` at ``where``. Raises ``ImageError`` when
+    ``images`` (the substrate runs images) and none resolves; without, the image is the one
+    the test names, or ""."""
     spec = test.spec
-    image = resolve_image(spec, vendor)
+    image = resolve_image(spec, vendor) if images else _image_if_any(spec, vendor)
     env = effective_env(runner_env(spec, attempt, test.axes, where.place))
     overridden = {v.name for v in (spec.runner.env if spec.runner else None) or ()}
     place = where.place

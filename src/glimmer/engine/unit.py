@@ -13,7 +13,7 @@ from glimmer.contract.vocab import Scope
 from glimmer.engine.backend import Execution, ExecutionSet, Rendezvous
 from glimmer.engine.context import Pass
 from glimmer.engine.cordon import cordon_node
-from glimmer.engine.podspec import Placement, build_execution
+from glimmer.engine.podspec import Placement
 from glimmer.engine.results import complete, machinery_error, open_attempt_of
 from glimmer.plan.env import GROUP_RENDEZVOUS_GRACE_SECONDS, pod_window_seconds
 from glimmer.plan.images import ImageError
@@ -94,7 +94,7 @@ def start_rendezvous_unit(
         Rendezvous(first.service, ctx.namespace, ctx.run.name, ctx.uid, test.name, attempt)
     )
     try:
-        spec = build_execution(ctx.run, test, index, attempt, first)
+        spec = ctx.execution(test, index, attempt, first)
     except ImageError as e:
         record_machinery_error(ctx, test, list(nodes), attempt, name, e.message)
         return True

@@ -121,6 +121,13 @@ class LocalBackend(RunsInStore):
         return self.nodes.update_node(name, unschedulable=unschedulable, annotations=annotations)
 
     # -- executions ---------------------------------------------------------------------------
+    @property
+    def runs_images(self) -> bool:
+        """Whether executions run the test's image: not as plain processes, which run the
+        runner installed with glimmer, so a test with no image is no Error here
+        (:class:`~glimmer.engine.backend.ImageFree`)."""
+        return self.processes.runtime.current() is not None
+
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
         return self.processes.executions(namespace, run, run_uid)
 
