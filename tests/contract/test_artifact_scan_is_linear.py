@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glimmer.contract import artifacts
 from glimmer.contract.artifacts import (
     BEGIN,
     END,
@@ -104,3 +106,16 @@ def test_an_artifact_header_over_its_bound_is_refused_not_stored() -> None:
     (art,) = extract_artifacts(out).artifacts
     assert art.name == "" and "over 512" in art.dropped
     assert len(art.dropped) < 300
+
+
+_LINE_BYTES = st.sampled_from([b"a", b"=", b"1", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"\xff"])
+
+
+@given(st.lists(st.lists(_LINE_BYTES, max_size=8).map(b"".join), max_size=12))
+def test_a_small_output_with_no_fence_yields_the_lines_the_walk_yields(lines: list[bytes]) -> None:
+    data = b"\n".join(lines)
+    quick = list(artifacts.scan(data, []))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(artifacts, "_SMALL_OUTPUT", -1)  # every output takes the walk
+        walked = list(artifacts.scan(data, []))
+    assert quick == walked
