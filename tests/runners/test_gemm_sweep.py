@@ -5,6 +5,9 @@ no GPU, injected miscompares found, and the conformance outputs read as the verd
 from __future__ import annotations
 
 import io
+import os
+import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,16 @@ def test_the_spread_is_unmeasurable_under_mig() -> None:
     )
     assert ran.exit_code == 0, ran.stdout
     assert "gemmThroughputSpreadPct" in ran.parsed.unmeasurable
+
+
+def test_sigterm_while_devices_load_concurrently_ends_every_devices_loop() -> None:
+    before = set(threading.enumerate())
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    ran = sweep("bf16", BURNIN_TEST_DEVICE_COUNT="2", BURNIN_DEVICE_CONCURRENCY="all",
+                BURNIN_DURATION_SECONDS="600")  # fmt: skip
+    timer.join()
+    assert ran.exit_code == 3
+    assert ran.marker == "GEMM_SWEEP_ERROR: terminated by signal SIGTERM before a verdict"
+    loading = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    assert loading == []  # no device still loads past the marker

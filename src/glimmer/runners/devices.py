@@ -258,6 +258,13 @@ class DeviceResult:
 
 
 Measure = Callable[[Device], DeviceResult]
+_STOPPING = threading.Event()
+
+
+def stopping() -> bool:
+    """True once the run is ending (signal or interrupt) while devices run concurrently: a
+    device's loop checks it between iterations."""
+    return _STOPPING.is_set()
 
 
 def for_each(devices: Sequence[Device], mode: str, measure: Measure) -> list[DeviceResult]:
@@ -275,6 +282,7 @@ def for_each(devices: Sequence[Device], mode: str, measure: Measure) -> list[Dev
         return [one(d) for d in devices]
     results: list[DeviceResult | None] = [None] * len(devices)
     crashes: list[BaseException] = []
+    _STOPPING.clear()  # a process runs one kind, but tests run many in one interpreter
 
     def worker(pos: int, device: Device) -> None:
         try:
@@ -285,8 +293,16 @@ def for_each(devices: Sequence[Device], mode: str, measure: Measure) -> list[Dev
     threads = [threading.Thread(target=worker, args=(i, d)) for i, d in enumerate(devices)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:
+        # SIGTERM (a Stop) or ^C reaches the main thread only: ask every device's loop to end
+        # at its next check and wait for it, so no device loads on past the marker.
+        _STOPPING.set()
+        for t in threads:
+            t.join()
+        raise
     if crashes:
         raise crashes[0]
     return [r for r in results if r is not None]

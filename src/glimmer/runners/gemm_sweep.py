@@ -151,7 +151,7 @@ def _run_window(
                 injected += 1
             gemm.check()
         kernel_ms += timer.total_ms()
-        if time.monotonic() >= end:
+        if time.monotonic() >= end or dv.stopping():
             break
     checked = gemm.checked()
     result.put("sampleWindowS", round(window_s), 0)

@@ -241,9 +241,13 @@ class Gemm:
 
 
 def enable_tf32(torch: ModuleType) -> None:
-    """tf32 is float32 storage with TF32 tensor-core math, which torch leaves off by default."""
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
+    """tf32 is float32 storage with TF32 tensor-core math, which torch leaves off by default
+    (asked through ``fp32_precision`` where torch has it: ``allow_tf32`` is deprecated)."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "tf32"
+    else:
+        matmul.allow_tf32 = True
 
 
 def arch_list(torch: ModuleType) -> list[str]:
