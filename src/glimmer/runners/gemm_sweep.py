@@ -109,6 +109,10 @@ def refuse_part(torch: ModuleType, cfg: Config, device: dv.Device) -> Outcome | 
     baked = cfg.baked_arch
     if baked and ops.baked_arch_covers(baked, device.compute_cap or "") is False:
         return errored(f"image built for {cfg.baked_arch} cannot run on CC {device.compute_cap}")
+    if cfg.precision in ("fp8", "fp4"):
+        dtype = "float8_e4m3fn" if cfg.precision == "fp8" else "float4_e2m1fn_x2"
+        if not hasattr(torch, dtype) or not hasattr(torch, "_scaled_mm"):
+            return errored(f"torch {torch.__version__} has no {cfg.precision} GEMM path ({dtype})")
     if not device.test and ops.build_covers(ops.arch_list(torch), cc) is False:
         archs = ",".join(ops.arch_list(torch))
         return errored(f"this torch carries {archs}, no kernel for CC {device.compute_cap}")
