@@ -1,10 +1,16 @@
-"""``glimmer merge --results-dir DIR... [--nranks N] [--out FILE]``: the one verdict about a
-collective run on bare metal, from every rank's record (§8.4).
+"""``glimmer merge --results-dir DIR... [--nranks N] [--out FILE] [--sink SPEC...]``: the one
+verdict about a collective run on bare metal, from every rank's record (§8.4).
 
 Each ``--results-dir`` is read for ``ranks/rank-*.json`` and ``rank-*.json`` (a folder of
 records copied together works as well as one results folder per host). The fold is
 :mod:`glimmer.reports.rank_merge`'s; this module reads flags and files and writes text. The
 merged envelope goes to ``--out`` (atomically) or to stdout; the summary line follows.
+
+``--sink`` (and its state, secret and CA flags) are ``glimmer run``'s, built by the same
+:func:`~glimmer.cli.run_inputs.sink_set_for`: the envelope is delivered once, under the CLI's
+retry policy (§5.4/§5.5), after it was written, so a slow or dead sink never holds the verdict
+back. A sink that does not take it is a ``warning:`` line naming it and never the exit code
+(§8.5); what it is owed waits in the outbox for ``glimmer sink flush``.
 
 Exit codes are ``glimmer run``'s: 0 Passed, 1 Failed, 3 Error, and 2 for bad input — a missing,
 duplicate or out-of-range rank, disagreeing rank counts, a malformed record — with one line
@@ -24,13 +30,21 @@ import typer
 
 from glimmer.api.run import BurnInRun
 from glimmer.cli.output import console
-from glimmer.cli.run_inputs import API_VERSION, NAMESPACE
+from glimmer.cli.run_inputs import (
+    API_VERSION,
+    DEFAULT_SINK_STATE,
+    NAMESPACE,
+    SinkFlags,
+    sink_set_for,
+)
 from glimmer.contract.vocab import Phase
 from glimmer.errors import InputError, Location
 from glimmer.reports.folder import folder_problem, write_atomically
 from glimmer.reports.rank_merge import Merged, merge
 from glimmer.reports.rank_record import RANKS_FOLDER, RankRecord, read_record
+from glimmer.sinks.config import FLAG_FORMS
 from glimmer.sinks.envelope import RUN_PHASE_CHANGED, Transition, build_envelope
+from glimmer.sinks.sinkset import SinkSet
 from glimmer.verdict import ResultView, count_results
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3}
@@ -99,6 +113,25 @@ def summary_lines(run: BurnInRun) -> list[str]:
     return lines
 
 
+def deliver(sinks: SinkSet, transition: Transition) -> list[str]:
+    """Hand ``transition`` to every sink once; a ``warning:`` line for each sink that did not
+    take it (none when all did). Never raises: the verdict is already written."""
+    if sinks.deliver(transition):
+        return []
+    lines = []
+    for ident in sinks.idents():
+        error = sinks.states.get(ident)
+        if error is None or not error.last_error:
+            continue
+        waits = ""
+        if sinks.outbox.has(ident):  # retryable: queued, so a later flush can still send it
+            where = sinks.outbox.path.parent if sinks.outbox.path is not None else None
+            state = f" --sink-state {where}" if where is not None else ""
+            waits = f"; it waits in the outbox: glimmer sink flush --sink {ident}{state}"
+        lines.append(f"warning: sink {ident} did not take the envelope: {error.last_error}{waits}")
+    return lines
+
+
 def merge_cmd(
     results_dir: Annotated[
         list[Path],
@@ -116,12 +149,67 @@ def merge_cmd(
         Path | None,
         typer.Option("--out", metavar="FILE", help="Write the envelope here (default: stdout)."),
     ] = None,
+    sink: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sink",
+            metavar="SPEC",
+            help=f"Deliver the merged envelope: {FLAG_FORMS}; repeatable.",
+        ),
+    ] = None,
+    sink_state: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-state",
+            metavar="DIR",
+            help="Where an undelivered envelope waits for a re-send "
+            f"(default ./{DEFAULT_SINK_STATE}).",
+        ),
+    ] = None,
+    sink_secret_file: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-secret-file",
+            metavar="PATH",
+            help="Sign webhook bodies (X-Glimmer-Signature) with the secret in PATH.",
+        ),
+    ] = None,
+    sink_secret_env: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-secret-env",
+            metavar="NAME",
+            help="Sign webhook bodies with the secret in environment variable NAME.",
+        ),
+    ] = None,
+    sink_ca: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-ca", metavar="PATH", help="Verify webhook servers against this CA bundle."
+        ),
+    ] = None,
 ) -> None:
     """Merge every Group rank's record into one verdict about the collective.
 
     Exit codes: 0 Passed, 1 Failed, 2 bad input (a missing, duplicate or out-of-range rank, a
-    malformed record), 3 Error.
+    malformed record, a sink flag that cannot make a sink), 3 Error. A sink that does not take
+    the envelope is a warning, never an exit code.
     """
+    flags = SinkFlags(tuple(sink or ()), sink_state, sink_secret_file, sink_secret_env, sink_ca)
+    # Checked before any record is read: bad sink flags write nothing (the outbox is lazy).
+    sinks = sink_set_for(flags, simulated=False)
+    try:
+        code = _merge(results_dir, nranks, out, sinks)
+    finally:
+        if sinks is not None:
+            sinks.close()
+    raise typer.Exit(code)
+
+
+def _merge(
+    results_dir: list[Path], nranks: int | None, out: Path | None, sinks: SinkSet | None
+) -> int:
+    """The merge itself, as an exit code: read, fold, write, then deliver."""
     files = record_files(results_dir)
     records: list[RankRecord] = [read_record(path) for path in files]
     if out is not None:
@@ -132,9 +220,10 @@ def merge_cmd(
             raise InputError(f"--out {out}: {out.parent} {problem}", Location())
     merged = merge(records, nranks)
     run = merged_run(merged)
-    envelope = build_envelope(
-        Transition(RUN_PHASE_CHANGED, merged.phase.value, run), sent_at=datetime.now(UTC)
-    )
+    # One build time for both: the file written and the envelope delivered are the same bytes.
+    at = datetime.now(UTC)
+    transition = Transition(RUN_PHASE_CHANGED, merged.phase.value, run, at=at)
+    envelope = build_envelope(transition, sent_at=at)
     text = json.dumps(envelope, indent=2) + "\n"
     lines = summary_lines(run)
     if out is None:
@@ -147,7 +236,9 @@ def merge_cmd(
         for line in lines:
             console.print(line, markup=False, soft_wrap=True)
         console.print(f"Envelope: {out}", markup=False, soft_wrap=True)
-    raise typer.Exit(EXIT_CODES.get(merged.phase, 3))
+    for warning in deliver(sinks, transition) if sinks is not None else ():
+        typer.echo(warning, err=True)
+    return EXIT_CODES.get(merged.phase, 3)
 
 
 def register(app: typer.Typer) -> None:
