@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from glimmer.backends.local import field_refs
 from glimmer.backends.local.clock import SubstrateClock
 from glimmer.backends.local.containers import (
     ContainerRuntime,
@@ -73,6 +74,7 @@ NO_IMAGE_MESSAGE = (
     'test "{test}": no image for kind "{kind}"; give runner.image or run without a container '
     "runtime"
 )
+UNRESOLVED_FIELD_REF = "FieldRefUnresolved"  # a valueFrom this host knows and cannot answer
 NEVER_RAN = -1  # the exit code of an execution refused before anything ran (§3.1)
 SUPERVISOR_MODULE = "glimmer.backends.local.supervise"
 
@@ -213,9 +215,16 @@ class ProcessExecutions:
         if runtime is not None and not spec.image:
             message = NO_IMAGE_MESSAGE.format(test=spec.test, kind=spec.kind)
             return {**record, **_refused(runtime.name, NO_IMAGE, message)}
+        # valueFrom entries this host answers (§8.2), judged now: the record keeps the spec as
+        # the engine asked it, the launch the environment the runner gets.
+        try:
+            runnable = field_refs.resolved(spec)
+        except field_refs.FieldRefError as e:
+            runs_as = runtime.name if runtime is not None else PROCESS
+            return {**record, **_refused(runs_as, UNRESOLVED_FIELD_REF, str(e))}
         # The runner works in a folder of its own: never in whatever directory glimmer was
         # started from, which may go away while it runs.
-        return {**record, "launch": {**self.launch(spec, runtime), "cwd": str(path.work)}}
+        return {**record, "launch": {**self.launch(runnable, runtime), "cwd": str(path.work)}}
 
     # -- observing ------------------------------------------------------------------------------
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
