@@ -16,6 +16,8 @@ import yaml
 
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.local import field_refs
+from glimmer.backends.local.clock import HostClock
+from glimmer.backends.local.executions import ProcessExecutions
 from glimmer.backends.local.field_refs import (
     FieldRefError,
     default_interface,
@@ -23,6 +25,7 @@ from glimmer.backends.local.field_refs import (
     primary_address,
     resolved,
 )
+from glimmer.backends.local.specs import spec_from_json
 from glimmer.cli.app import main
 from glimmer.engine.backend import ExecutionSpec
 from glimmer.plan.env import effective_env, runner_env
@@ -230,3 +233,27 @@ def test_a_real_run_on_a_host_without_a_default_route_errors_naming_the_variable
     code, result = _run_local(tmp_path, capsys)
     assert code == 3 and result["phase"] == "Error"
     assert "runner.env HOST_ADDR: valueFrom fieldRef status.hostIP" in result["message"]
+
+
+def test_a_container_gets_the_answered_variables_as_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A docker that answers `info` and runs nothing: only the command line asked of it counts.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "docker").chmod(0o755)
+    monkeypatch.setattr(field_refs, "primary_address", lambda: "10.9.8.7")
+    processes = ProcessExecutions(
+        tmp_path / "state", HostClock(), runtime="docker", runtime_path=str(bin_dir)
+    )
+    spec = _execution([_asked("HOST_ADDR", HOST_IP), _asked("FROM_SECRET", OTHERS["FROM_SECRET"])])
+    processes.create_execution(ExecutionSpec(**{**spec.__dict__, "image": "runner:test"}))
+    path = processes.records.find("default", "x-a1")
+    assert path is not None
+    record = path.read()
+    assert record is not None
+    argv = record["launch"]["argv"]
+    assert argv[0].endswith("docker") and "HOST_ADDR=10.9.8.7" in argv
+    assert not any(arg.startswith("FROM_SECRET") for arg in argv)
+    assert "HOST_ADDR" not in dict(spec_from_json(record["spec"]).env)  # kept as asked
