@@ -24,6 +24,7 @@ from glimmer.backends.local.field_refs import (
     field_path,
     primary_address,
     resolved,
+    unanswered,
 )
 from glimmer.backends.local.specs import spec_from_json
 from glimmer.cli.app import main
@@ -123,6 +124,22 @@ def test_a_spec_without_value_from_is_returned_unchanged() -> None:
 )  # fmt: skip
 def test_field_path_reads_only_a_field_ref(source: dict[str, Any] | None, path: str) -> None:
     assert field_path(source) == path
+
+
+def test_each_value_from_left_unset_here_is_one_warning_line_naming_test_variable_and_source() -> (
+    None
+):
+    asked = [_asked(name, source) for name, source in OTHERS.items()]
+    answered = [_asked("NODE", NODE_NAME), _asked("HOST_ADDR", HOST_IP)]
+    overridden = [_asked("LATER", OTHERS["FROM_SECRET"]), {"name": "LATER", "value": "1"}]
+    spec = _execution([*asked, *answered, *overridden, {"name": "BARE"}]).test_spec
+    lines = unanswered([("fields", spec)])
+    assert len(lines) == len(OTHERS)
+    assert lines[0] == (
+        "test fields: runner.env FROM_SECRET (valueFrom secretKeyRef) is left unset on this "
+        "host, which answers only fieldRef spec.nodeName, fieldRef status.hostIP"
+    )
+    assert "runner.env POD_IP (valueFrom fieldRef status.podIP)" in lines[2]
 
 
 def test_the_default_route_is_the_lowest_metric_route_that_is_up() -> None:

@@ -26,11 +26,12 @@ import fcntl
 import ipaddress
 import socket
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from glimmer.api.test import BurnInTestSpec
 from glimmer.engine.backend import ExecutionSpec
 from glimmer.plan.env import effective_env
 
@@ -104,6 +105,33 @@ def resolved(
             )
         added.append((name, value))
     return dataclasses.replace(spec, env=(*spec.env, *added))
+
+
+def source_of(value_from: Mapping[str, Any] | None) -> str:
+    """How a ``valueFrom`` names its source, for a message: ``fieldRef status.podIP``,
+    ``secretKeyRef``…"""
+    path = field_path(value_from)
+    if path is not None:
+        return f"fieldRef {path}"
+    return ", ".join(sorted(value_from or {})) or "an empty valueFrom"
+
+
+def unanswered(tests: Iterable[tuple[str, BurnInTestSpec]]) -> list[str]:
+    """One line per ``runner.env`` entry of these (name, spec) tests that a runner will find
+    unset here (§8.2: left unset and warned about); a later plain value of the name is no
+    entry of this list."""
+    lines = []
+    answered = ", ".join(f"fieldRef {path}" for path in RULES)
+    for test, spec in tests:
+        runner = spec.runner
+        for name, var in effective_env(runner.env or () if runner is not None else ()).items():
+            asked = var.value is None and var.value_from is not None
+            if asked and field_path(var.value_from) not in RULES:
+                lines.append(
+                    f"test {test}: runner.env {name} (valueFrom {source_of(var.value_from)}) "
+                    f"is left unset on this host, which answers only {answered}"
+                )
+    return lines
 
 
 def default_interface(table: str) -> str | None:
