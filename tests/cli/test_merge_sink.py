@@ -13,6 +13,7 @@ import pytest
 
 from glimmer.cli.app import main
 from glimmer.contract.vocab import RunnerVerdict
+from glimmer.sinks.jsonl import JsonlSink
 from glimmer.sinks.outbox import Outbox
 from glimmer.sinks.sender import RealClock
 from tests.cli.test_merge import _declared, _record, _write
@@ -137,6 +138,20 @@ def test_one_dead_sink_does_not_keep_the_envelope_from_the_others(
     assert [seen.envelope() for seen in receiver.requests] == [printed]
     warnings = [line for line in captured.err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and dead in warnings[0]
+
+
+def test_a_sink_that_breaks_unexpectedly_is_still_a_warning_and_keeps_the_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: JsonlSink, envelope: object, body: bytes, timeout: float) -> None:
+        raise RuntimeError("a bug in a sink")
+
+    monkeypatch.setattr(JsonlSink, "send", broken)
+    code = main(["merge", *_ranks(tmp_path, failing=0), "--sink", "file=merged.jsonl"])
+    captured = capsys.readouterr()
+    assert code == 1 and json.loads(captured.out)["phase"] == "Failed"
+    [warning] = [line for line in captured.err.splitlines() if line.startswith("warning:")]
+    assert "not delivered" in warning and "merged.jsonl" in warning
 
 
 def test_a_sink_flag_that_cannot_make_a_sink_is_refused_before_anything_is_written(

@@ -129,7 +129,8 @@ def deliver(sinks: SinkSet, transition: Transition) -> list[str]:
             state = f" --sink-state {where}" if where is not None else ""
             waits = f"; it waits in the outbox: glimmer sink flush --sink {ident}{state}"
         lines.append(f"warning: sink {ident} did not take the envelope: {error.last_error}{waits}")
-    return lines
+    # A sink's own bug is logged by the SinkSet and records no error: still say something.
+    return lines or [f"warning: the envelope was not delivered to {', '.join(sinks.idents())}"]
 
 
 def merge_cmd(
