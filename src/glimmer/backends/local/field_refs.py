@@ -17,6 +17,8 @@ empty one.
 
 Only a name whose last ``runner.env`` entry is a ``valueFrom`` and which the spec's environment
 does not set is filled in: a later plain value, or a value a half's flags set, still wins.
+:func:`unanswered` words §8.2's warning for each entry left unset, for a command to print
+before it runs anything.
 """
 
 from __future__ import annotations
