@@ -175,11 +175,11 @@ class _Probe:
     ) -> Load:
         ran = Load()
         end_warmup = time.monotonic() + warmup_s
-        while time.monotonic() < end_warmup and not self.stop.is_set():
+        while time.monotonic() < end_warmup and not (self.stop.is_set() or dv.stopping()):
             load.launch(iters)
             load.sync()
         end = time.monotonic() + max(0.0, window_s - warmup_s)
-        while time.monotonic() < end and not self.stop.is_set():
+        while time.monotonic() < end and not (self.stop.is_set() or dv.stopping()):
             slice_s = min(WINDOW_S * self.cfg.scale, end - time.monotonic())
             sampler.counting.set()
             began = time.perf_counter()

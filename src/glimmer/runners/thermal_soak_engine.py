@@ -116,7 +116,9 @@ class Soak:
         self.lives: list[Live] = []
         self.warnings: set[str] = set(cfg.warnings)
         # Set when the run is ending early (SIGTERM, a crash): every device's loop stops at its
-        # next iteration instead of soaking on after the marker was printed.
+        # next iteration instead of soaking on after the marker was printed. The loop also
+        # heeds devices.stopping(): a concurrent run's SIGTERM is raised in the thread waiting
+        # for the devices, which waits for their loops to end before it returns here.
         self.stop = threading.Event()
         self._lock = threading.Lock()
 
@@ -174,7 +176,7 @@ class Soak:
         end = started + cfg.duration_s * cfg.scale
         measuring_since: float | None = None
         with live.sampler:
-            while (now := time.monotonic()) < end and not self.stop.is_set():
+            while (now := time.monotonic()) < end and not (self.stop.is_set() or dv.stopping()):
                 if measuring_since is None and now >= warm_end:
                     measuring_since = now
                     live.sampler.counting.set()
