@@ -34,9 +34,11 @@ from glimmer.cli.run_inputs import API_VERSION, NAMESPACE, RUN_KINDS, load_kinds
 from glimmer.contract.vocab import Phase
 from glimmer.engine.reconciler import TERMINAL_RUN_PHASES, Engine
 from glimmer.errors import InputError, Location
+from glimmer.plan.builtin import profile_or_builtin
 from glimmer.plan.given import check_profile, check_sink_refs, check_startable, check_test_refs
 from glimmer.plan.halves import Half, Halved, as_halves
 from glimmer.plan.nodes import NodeInfo
+from glimmer.plan.resolve import plan_tests
 from glimmer.reports.folder import refuse_unwritable
 from glimmer.sinks.sinkset import SinkSet
 
@@ -144,7 +146,10 @@ def prepare(
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in backend.list_nodes()]
     started = runs[0][1].locate() if runs else Location()
     check_startable(run, profiles.get(ref), tests, nodes, started, datetime.now(UTC))
+    found = profile_or_builtin(ref, profiles.get(ref), tests)
+    planned = plan_tests(*found) if found is not None else []
     warnings = half_warnings(halved, half)
+    warnings += LOCAL.unanswered_refs([(test.name, test.spec) for test in planned])
     return LocalRun(
         backend, run, node, state_dir, profiles.get(ref), tests, nodes, halved, half, warnings
     )

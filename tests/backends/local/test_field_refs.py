@@ -223,12 +223,12 @@ def _suite(tmp_path: Path) -> Path:
     return path
 
 
-def _run_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+def _run_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any, str]:
     code = main(["run", "--backend", "local", "-f", str(_suite(tmp_path)), "--node", "rack3-n07",
                  "--state-dir", str(tmp_path / "state"), "-o", "json"])  # fmt: skip
-    final = json.loads(capsys.readouterr().out)
-    [result] = final["status"]["results"]
-    return code, result
+    captured = capsys.readouterr()
+    [result] = json.loads(captured.out)["status"]["results"]
+    return code, result, captured.err
 
 
 def test_a_real_runner_gets_its_node_name_and_host_address_and_nothing_else(
@@ -236,18 +236,20 @@ def test_a_real_runner_gets_its_node_name_and_host_address_and_nothing_else(
 ) -> None:
     # The lookup runs in this process, at the execution's creation; the runner is a real one.
     monkeypatch.setattr(field_refs, "primary_address", lambda: "10.9.8.7")
-    code, result = _run_local(tmp_path, capsys)
+    code, result, err = _run_local(tmp_path, capsys)
     assert code == 0 and result["phase"] == "Passed"
     metrics = result["metrics"]
     assert metrics["hostAddr"] == "10.9.8.7" and metrics["nodeName"] == "rack3-n07"
     assert "fromSecret" not in metrics and "podIP" not in metrics  # unset, not ""
+    unset = [line for line in err.splitlines() if "is left unset on this host" in line]
+    assert len(unset) == 2 and all(line.startswith("warning: test fields:") for line in unset)
 
 
 def test_a_real_run_on_a_host_without_a_default_route_errors_naming_the_variable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(field_refs, "primary_address", lambda: None)
-    code, result = _run_local(tmp_path, capsys)
+    code, result, _ = _run_local(tmp_path, capsys)
     assert code == 3 and result["phase"] == "Error"
     assert "runner.env HOST_ADDR: valueFrom fieldRef status.hostIP" in result["message"]
 

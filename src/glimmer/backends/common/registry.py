@@ -214,6 +214,14 @@ class LocalEntry:
         return CHOICES
 
     @property
+    def unanswered_refs(self) -> Callable[..., list[str]]:
+        """The warnings for ``runner.env`` valueFrom sources this host leaves unset (§8.2),
+        given (test name, spec) pairs."""
+        from glimmer.backends.local.field_refs import unanswered
+
+        return unanswered
+
+    @property
     def halves(self) -> Callable[..., Any]:
         """The wrapper that runs this host's half of Pair and Group tests across hosts
         (:class:`glimmer.backends.local.halves.HalfBackend`)."""
