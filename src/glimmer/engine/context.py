@@ -76,6 +76,9 @@ class Pass:
     cap: int = field(init=False)
     cutoffs: dict[str, datetime] = field(default_factory=dict)
     in_flight_intervals: list[int] = field(default_factory=list)
+    _required: tuple[PlanDocument | None, dict[str, bool]] = field(
+        default=(None, {}), init=False, repr=False
+    )
 
     @property
     def namespace(self) -> str:
@@ -118,10 +121,12 @@ class Pass:
         return self.run.spec.retry_on_error_limit
 
     def required(self, test_name: str) -> bool:
-        for test in self.plan.tests:
-            if test.name == test_name:
-                return test.required
-        return True
+        # Asked per result: a table per plan object (a start replaces the plan mid-pass).
+        plan, table = self._required
+        if plan is not self.plan:
+            table = {test.name: test.required for test in self.plan.tests}
+            self._required = (self.plan, table)
+        return table.get(test_name, True)
 
     def in_flight(
         self, test: PlannedTest, *, waiting: bool = False, rendezvous: bool = False
