@@ -44,6 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+from glimmer.contract.device_fold import CEILINGS, fold_devices
 from glimmer.contract.registry import Aggregation, aggregation_of
 from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners.outcome import ConfigError, Outcome, Stop, errored, passed, skipped
@@ -65,11 +66,6 @@ GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 GPU_RESOURCE_PREFIXES = ("nvidia.com/mig-",)
 VENDOR_PREFIXES = ("nvidia.com/", "amd.com/")
 
-# Lifetime totals fold Last across a soak's windows but are summed across a node's devices.
-LIFETIME = frozenset({"eccErrors", "remappedRows"})
-# Unregistered error ceilings: Last would hide a bad device behind the first
-# (compute-smoke's maxRelError is maxRelativeError under another spelling).
-CEILINGS = frozenset({"maxRelError"})
 # Wall-clock values describe the whole execution, not a device: emitted once (first device).
 WALL_CLOCK = frozenset({"elapsedS", "durationRequestedS"})
 # Verdict precedence across devices (§9 preamble): the opposite of Pair's Error > Fail.
@@ -278,11 +274,13 @@ def for_each(devices: Sequence[Device], mode: str, measure: Measure) -> list[Dev
         except Stop as stop:
             return DeviceResult(device, stop.outcome)
 
+    # A process runs one kind, but tests run many in one interpreter: a stop left by an earlier
+    # run must not end this one's loops before they start.
+    _STOPPING.clear()
     if mode == SEQUENTIAL or len(devices) <= 1:
         return [one(d) for d in devices]
     results: list[DeviceResult | None] = [None] * len(devices)
     crashes: list[BaseException] = []
-    _STOPPING.clear()  # a process runs one kind, but tests run many in one interpreter
 
     def worker(pos: int, device: Device) -> None:
         try:
@@ -309,22 +307,9 @@ def for_each(devices: Sequence[Device], mode: str, measure: Measure) -> list[Dev
 
 
 def fold_value(name: str, values: Sequence[Value]) -> Value:
-    """One figure for the node: the worst device's, by the registry's direction."""
-    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    if len(numbers) != len(values) or name in WALL_CLOCK:
-        return values[0]  # labels: the first device's
-    if name in LIFETIME:
-        return sum(numbers)
-    if name in CEILINGS:
-        return max(numbers)
-    agg = aggregation_of(name)
-    if agg is Aggregation.SUM:
-        return sum(numbers)
-    if agg is Aggregation.MIN:
-        return min(numbers)
-    if agg is Aggregation.MAX:
-        return max(numbers)
-    return values[0]
+    """One figure for the node: the worst device's, by the registry's direction; wall-clock
+    values once (the first device's)."""
+    return fold_devices(name, values, once=WALL_CLOCK)
 
 
 def combined_outcome(results: Sequence[DeviceResult]) -> Outcome:

@@ -12,19 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from glimmer.contract.device_fold import fold_devices
 from glimmer.contract.names import canonical_name
 from glimmer.contract.registry import Aggregation, aggregation_of
 from glimmer.sim.runners.emit import Stdout
 from glimmer.sim.runners.node import Device
 
 Value = float | int | str
-
-# Lifetime totals are Last across a soak's windows but summed across a node's devices.
-LIFETIME = frozenset({"eccErrors", "remappedRows"})
-# Unregistered names fold Last, which would hide a bad device behind the first; these are
-# error ceilings by meaning (compute-smoke's maxRelError is maxRelativeError under another
-# spelling, Appendix C.7), so the worst device is the largest.
-CEILINGS = frozenset({"maxRelError"})
 
 
 @dataclass(frozen=True)
@@ -37,22 +31,7 @@ class Reading:
 
 
 def _fold(kind: str, key: str, values: list[Value]) -> Value:
-    name = canonical_name(kind, key)
-    numbers = [v for v in values if isinstance(v, int | float)]
-    if len(numbers) != len(values):
-        return values[0]
-    if name in LIFETIME:
-        return sum(numbers)
-    if name in CEILINGS:
-        return max(numbers)
-    agg = aggregation_of(name)
-    if agg is Aggregation.SUM:
-        return sum(numbers)
-    if agg is Aggregation.MIN:
-        return min(numbers)
-    if agg is Aggregation.MAX:
-        return max(numbers)
-    return values[0]
+    return fold_devices(canonical_name(kind, key), values)
 
 
 def worst_index(kind: str, readings: Sequence[Reading], primary: str) -> int:
