@@ -61,6 +61,18 @@ class Counting(SimBackend):
         return super().list_nodes(selector)
 
 
+class FailOnce(SimBackend):
+    """The simulator, whose next status write fails once ``fail`` is set."""
+
+    fail = False
+
+    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
+        if self.fail:
+            self.fail = False
+            raise RuntimeError("the store went away")
+        return super().write_status(run, status)
+
+
 def _visits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     advance = execute.advance_node  # type: ignore[attr-defined]
@@ -124,15 +136,6 @@ def test_the_results_index_is_changed_in_place_not_copied_per_write() -> None:
 def test_a_pass_that_changed_a_result_and_failed_makes_the_next_rebuild_the_index(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    class FailOnce(SimBackend):
-        fail = False
-
-        def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-            if self.fail:
-                self.fail = False
-                raise RuntimeError("the store went away")
-            return super().write_status(run, status)
-
     w = world(2, QUICK, ONE_TEST, backend_cls=FailOnce)
     w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
     w.drive(until=30.0)
@@ -163,15 +166,6 @@ def test_a_status_write_puts_the_changes_into_the_stored_list_instead_of_copying
 
 
 def test_a_failed_status_write_leaves_the_stored_results_as_last_written() -> None:
-    class FailOnce(SimBackend):
-        fail = False
-
-        def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-            if self.fail:
-                self.fail = False
-                raise RuntimeError("the store went away")
-            return super().write_status(run, status)
-
     w = world(2, LONG, ONE_TEST, backend_cls=FailOnce)
     w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
     w.drive(until=700.0)

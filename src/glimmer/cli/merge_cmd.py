@@ -32,11 +32,11 @@ from glimmer.api.run import BurnInRun
 from glimmer.cli.output import console
 from glimmer.cli.run_inputs import (
     API_VERSION,
-    DEFAULT_SINK_STATE,
     NAMESPACE,
     SinkFlags,
     sink_set_for,
 )
+from glimmer.cli.sink_options import SinkCa, SinkSecretEnv, SinkSecretFile, SinkState
 from glimmer.contract.vocab import Phase
 from glimmer.errors import InputError, Location
 from glimmer.reports.folder import folder_problem, write_atomically
@@ -158,37 +158,10 @@ def merge_cmd(
             help=f"Deliver the merged envelope: {FLAG_FORMS}; repeatable.",
         ),
     ] = None,
-    sink_state: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-state",
-            metavar="DIR",
-            help="Where an undelivered envelope waits for a re-send "
-            f"(default ./{DEFAULT_SINK_STATE}).",
-        ),
-    ] = None,
-    sink_secret_file: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-secret-file",
-            metavar="PATH",
-            help="Sign webhook bodies (X-Glimmer-Signature) with the secret in PATH.",
-        ),
-    ] = None,
-    sink_secret_env: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-secret-env",
-            metavar="NAME",
-            help="Sign webhook bodies with the secret in environment variable NAME.",
-        ),
-    ] = None,
-    sink_ca: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-ca", metavar="PATH", help="Verify webhook servers against this CA bundle."
-        ),
-    ] = None,
+    sink_state: SinkState = None,
+    sink_secret_file: SinkSecretFile = None,
+    sink_secret_env: SinkSecretEnv = None,
+    sink_ca: SinkCa = None,
 ) -> None:
     """Merge every Group rank's record into one verdict about the collective.
 

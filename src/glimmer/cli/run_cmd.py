@@ -28,13 +28,13 @@ from glimmer.cli.plan_view import plan_json, render_plan
 from glimmer.cli.progress_view import ProgressView
 from glimmer.cli.run_inputs import (
     DEFAULT_FLEET,
-    DEFAULT_SINK_STATE,
     RunFlags,
     RunInputs,
     SinkFlags,
     assemble,
     sink_set_for,
 )
+from glimmer.cli.sink_options import SinkCa, SinkSecretEnv, SinkSecretFile, SinkState
 from glimmer.cli.verdict_table import render_verdict
 from glimmer.contract.vocab import Phase
 from glimmer.engine.reconciler import Engine
@@ -427,37 +427,10 @@ def run(
             help=f"Deliver the run's envelopes: {FLAG_FORMS}; repeatable.",
         ),
     ] = None,
-    sink_state: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-state",
-            metavar="DIR",
-            help="Where undelivered envelopes wait for a re-send "
-            f"(default ./{DEFAULT_SINK_STATE}).",
-        ),
-    ] = None,
-    sink_secret_file: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-secret-file",
-            metavar="PATH",
-            help="Sign webhook bodies (X-Glimmer-Signature) with the secret in PATH.",
-        ),
-    ] = None,
-    sink_secret_env: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-secret-env",
-            metavar="NAME",
-            help="Sign webhook bodies with the secret in environment variable NAME.",
-        ),
-    ] = None,
-    sink_ca: Annotated[
-        str | None,
-        typer.Option(
-            "--sink-ca", metavar="PATH", help="Verify webhook servers against this CA bundle."
-        ),
-    ] = None,
+    sink_state: SinkState = None,
+    sink_secret_file: SinkSecretFile = None,
+    sink_secret_env: SinkSecretEnv = None,
+    sink_ca: SinkCa = None,
     report: Annotated[
         str | None,
         typer.Option(
