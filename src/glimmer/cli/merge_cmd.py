@@ -165,9 +165,11 @@ def merge_cmd(
 ) -> None:
     """Merge every Group rank's record into one verdict about the collective.
 
-    Exit codes: 0 Passed, 1 Failed, 2 bad input (a missing, duplicate or out-of-range rank, a
-    malformed record, a sink flag that cannot make a sink), 3 Error. A sink that does not take
-    the envelope is a warning, never an exit code.
+    Exit codes: 0 Passed, 1 Failed, 2 bad input, 3 Error.
+
+    Bad input: a missing, duplicate or out-of-range rank, a malformed record, a bad sink flag.
+
+    A sink that does not take the envelope is a warning, never an exit code.
     """
     flags = SinkFlags(tuple(sink or ()), sink_state, sink_secret_file, sink_secret_env, sink_ca)
     # Checked before any record is read: bad sink flags write nothing (the outbox is lazy).
