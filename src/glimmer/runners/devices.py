@@ -185,7 +185,7 @@ def budget(settings: Settings) -> int | None:
     resource: exit 3 (§3.5)."""
     raw = settings.raw(RESOURCE_LIMITS)
     if raw is None:
-        if RESOURCE_LIMITS in settings._env:  # set but empty: its own refusal (§3.5)
+        if settings.is_set(RESOURCE_LIMITS):  # set but empty: its own refusal (§3.5)
             raise ConfigError(RESOURCE_LIMITS, "set but empty")
         return None
     total = 0
@@ -365,16 +365,6 @@ class Fold:
     mig: bool = False
 
 
-def write_artifact(report: Report, name: str, media_type: str, payload: str) -> None:
-    """An artifact fence (§3.6) on the report's stream. The frame's Report has no artifact
-    method yet, and note() would guard the fence lines into text, so this writes through the
-    report's own line writer."""
-    report._write(f"-----BEGIN BURNIN ARTIFACT {name} {media_type}-----")
-    for line in payload.splitlines():
-        report._write(line)
-    report._write("-----END BURNIN ARTIFACT-----")
-
-
 def per_device_table(results: Sequence[DeviceResult]) -> str:
     rows = []
     for r in results:
@@ -437,7 +427,7 @@ def fold(report: Report, results: Sequence[DeviceResult], how: Fold) -> Outcome:
         else:
             report.metric(name, spread_pct(figures))
     if results:
-        write_artifact(report, ARTIFACT, "application/json", per_device_table(results))
+        report.artifact(ARTIFACT, "application/json", per_device_table(results))
     return outcome
 
 

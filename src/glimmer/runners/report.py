@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from glimmer.contract.artifacts import BEGIN, END, opens_fence
 from glimmer.contract.kinds import kind_spec
 from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners.outcome import Outcome
@@ -109,6 +110,23 @@ class Report:
             ):
                 line = f"note: {line}"
             self._write(line)
+
+    def artifact(self, name: str, media_type: str, payload: str) -> None:
+        """Fence ``payload`` as the artifact ``name`` (§3.6), line by line and unguarded: note()
+        would prefix the fence lines into text. A name or media type that is not one word, or
+        a payload line that would open or close a fence, is a runner bug (ValueError): the
+        parser would drop the artifact or read the rest of the output as its payload."""
+        if len(name.split()) != 1 or len(media_type.split()) != 1:
+            raise ValueError(f"artifact name and media type must be one word each: {name!r}")
+        lines = payload.splitlines()
+        for line in lines:
+            raw = line.rstrip("\r").encode()
+            if raw == END or opens_fence(raw):
+                raise ValueError(f"artifact {name} payload holds a fence line: {line!r}")
+        self._write(f"{BEGIN.decode()} {name} {media_type}-----")
+        for line in lines:
+            self._write(line)
+        self._write(END.decode())
 
     def marker(self, outcome: Outcome) -> str:
         word = self.words.word(outcome.verdict)

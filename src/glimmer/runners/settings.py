@@ -30,6 +30,11 @@ class Settings:
         value = self._env.get(name, "").strip()
         return value or None
 
+    def is_set(self, name: str) -> bool:
+        """True when ``name`` is in the environment at all, even empty: the one read where set
+        but empty differs from unset (``BURNIN_RESOURCE_LIMITS``, §3.5)."""
+        return name in self._env
+
     def text(self, name: str, default: str) -> str:
         return self.raw(name) or default
 
