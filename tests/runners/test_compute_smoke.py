@@ -11,8 +11,6 @@ from real_runner import Ran, assert_contract, finish, run_runner, runner_env
 
 from glimmer.runners import compute_smoke, gemm_sweep_ops, program
 
-torch = pytest.importorskip("torch")  # the test install has a CPU torch (Makefile)
-
 TEST_MODE = {
     "BURNIN_TEST_DEVICE": "cpu",
     "BURNIN_TEST_COMPUTE_CAP": "12.1",

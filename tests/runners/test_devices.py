@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+import torch  # the test install has a CPU torch (Makefile); a missing one fails, never skips
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
@@ -14,8 +15,6 @@ from glimmer.runners import devices as dv
 from glimmer.runners.outcome import ConfigError, Stop, errored, failed, passed, skipped
 from glimmer.runners.report import Report
 from glimmer.runners.settings import Settings
-
-torch = pytest.importorskip("torch")  # the test install has a CPU torch (Makefile)
 
 
 def test_mode_shows_the_requested_number_of_cpu_devices() -> None:

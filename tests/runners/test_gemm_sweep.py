@@ -11,13 +11,12 @@ import threading
 from pathlib import Path
 
 import pytest
+import torch  # the test install has a CPU torch (Makefile); a missing one fails, never skips
 from real_runner import Ran, assert_contract, finish, run_runner, runner_env
 
 from glimmer.contract.parse import parse
 from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners import gemm_sweep, gemm_sweep_ops, program
-
-torch = pytest.importorskip("torch")  # the test install has a CPU torch (Makefile)
 
 CONFORMANCE = Path("/work/shared/conformance/gemm-sweep")
 TEST_MODE = {

@@ -12,8 +12,6 @@ from real_runner import Ran, assert_contract, finish, run_runner, runner_env
 from glimmer.runners import memory_bw, program
 from glimmer.runners.deadline import Deadline
 
-torch = pytest.importorskip("torch")  # the test install has a CPU torch (Makefile)
-
 TEST_MODE = {"BURNIN_TEST_DEVICE": "cpu", "BURNIN_MEMORY_BW_BUFFER_MIB": "2"}
 
 

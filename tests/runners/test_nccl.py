@@ -16,8 +16,6 @@ from real_runner import Ran, argv_of, assert_contract, finish, run_runner, runne
 
 from glimmer.runners import nccl, nccl_fabric, nccl_sweep, program
 
-pytest.importorskip("torch")  # the test install has a CPU torch (Makefile)
-
 FAST = {
     "BURNIN_TEST_DEVICE": "cpu",
     "BURNIN_NCCL_SIZES": "8,4K,64K",
