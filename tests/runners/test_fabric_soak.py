@@ -6,11 +6,10 @@ counters reported as a delta."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from perftest_pair import clean_env, free_port, roce_sysfs, run_module, run_pair
 from real_runner import assert_contract, finish, run_runner, standalone
 
 from glimmer.contract.parse import parse
@@ -19,43 +18,18 @@ from glimmer.contract.vocab import RunnerVerdict
 KIND = "fabric-soak"
 MODULE = "glimmer.runners.fabric_soak"
 FIXTURES = Path(__file__).parent / "fixtures" / "ib-write-bw"
-LOOPBACK_GID = "0000:0000:0000:0000:0000:ffff:7f00:0001"
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BURNIN_", "FABRIC_SOAK_"))}
-    env.update(extra)
-    return env
+    return clean_env(("BURNIN_", "FABRIC_SOAK_"), **extra)
 
 
 def _run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", MODULE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_module(MODULE, env, timeout=180)
 
 
 def _sysfs(root: Path) -> Path:
-    port = root / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
-    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs", "counters"):
-        (port / sub).mkdir(parents=True)
-    (port / "state").write_text("4: ACTIVE\n")
-    (port / "link_layer").write_text("Ethernet\n")
-    (port / "gids" / "3").write_text(LOOPBACK_GID + "\n")
-    (port / "gid_attrs" / "types" / "3").write_text("RoCE v2\n")
-    (port / "gid_attrs" / "ndevs" / "3").write_text("lo\n")
-    (port / "counters" / "symbol_error").write_text("0\n")
-    return root
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return roce_sysfs(root, counters=True)
 
 
 def test_with_no_rdma_device_it_skips_with_the_marker() -> None:
@@ -81,28 +55,15 @@ def test_a_soak_reports_window_statistics_and_the_counter_delta(tmp_path: Path) 
     sysfs = _sysfs(tmp_path / "sys")
     env = _env(
         BURNIN_SYSFS_ROOT=str(sysfs),
-        BURNIN_HEALTH_PORT=str(_free_port()),
-        BURNIN_PERFTEST_PORT=str(_free_port()),
+        BURNIN_HEALTH_PORT=str(free_port()),
+        BURNIN_PERFTEST_PORT=str(free_port()),
         BURNIN_DURATION_SECONDS="4",
         FABRIC_SOAK_WINDOW_SECONDS="1",
         PATH=f"{FIXTURES / 'bin'}:{os.environ['PATH']}",
         STANDIN_BW=str(FIXTURES / "bw-duration-gbits.txt"),
     )
-    server = subprocess.Popen(
-        [sys.executable, "-m", MODULE],
-        env={**env, "BURNIN_ROLE": "server"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        client = _run({**env, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": "127.0.0.1"})
-        served, _ = server.communicate(timeout=120)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    assert server.returncode == 0, served
+    client, server = run_pair(MODULE, env)
+    assert server.returncode == 0, server.stdout
     result = parse(KIND, client.stdout, client.returncode)
     assert client.returncode == 0, client.stdout
     assert_contract(finish(KIND, client.stdout, client.stderr, client.returncode))
@@ -120,28 +81,15 @@ def test_a_soak_reports_window_statistics_and_the_counter_delta(tmp_path: Path) 
 def test_failed_windows_fail_the_soak_and_are_counted(tmp_path: Path) -> None:
     env = _env(
         BURNIN_SYSFS_ROOT=str(_sysfs(tmp_path / "sys")),
-        BURNIN_HEALTH_PORT=str(_free_port()),
-        BURNIN_PERFTEST_PORT=str(_free_port()),
+        BURNIN_HEALTH_PORT=str(free_port()),
+        BURNIN_PERFTEST_PORT=str(free_port()),
         BURNIN_DURATION_SECONDS="3",
         FABRIC_SOAK_WINDOW_SECONDS="1",
         PATH=f"{FIXTURES / 'bin'}:{os.environ['PATH']}",
         STANDIN_BW=str(FIXTURES / "memlock-cq.txt"),
         STANDIN_EXIT="1",
     )
-    server = subprocess.Popen(
-        [sys.executable, "-m", MODULE],
-        env={**env, "BURNIN_ROLE": "server"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        client = _run({**env, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": "127.0.0.1"})
-        server.communicate(timeout=120)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+    client, _ = run_pair(MODULE, env)
     result = parse(KIND, client.stdout, client.returncode)
     assert client.returncode == 1, client.stdout
     assert result.verdict is RunnerVerdict.FAIL

@@ -5,11 +5,10 @@ server and a client run ``--use_cuda`` phases through stand-ins printing perftes
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from perftest_pair import clean_env, free_port, roce_sysfs, run_module, run_pair
 from real_runner import assert_contract, run_runner, standalone
 
 from glimmer.contract.parse import parse
@@ -18,48 +17,21 @@ from glimmer.contract.vocab import RunnerVerdict
 KIND = "gpudirect-rdma"
 MODULE = "glimmer.runners.gpudirect_rdma"
 FIXTURES = Path(__file__).parent / "fixtures" / "ib-write-bw"
-LOOPBACK_GID = "0000:0000:0000:0000:0000:ffff:7f00:0001"
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BURNIN_")}
-    env.update(extra)
-    return env
 
 
 def _run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", MODULE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_module(MODULE, env)
 
 
 def _sysfs(root: Path, provider: bool) -> Path:
-    port = root / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
-    for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
-        (port / sub).mkdir(parents=True)
-    (port / "state").write_text("4: ACTIVE\n")
-    (port / "link_layer").write_text("Ethernet\n")
-    (port / "gids" / "3").write_text(LOOPBACK_GID + "\n")
-    (port / "gid_attrs" / "types" / "3").write_text("RoCE v2\n")
-    (port / "gid_attrs" / "ndevs" / "3").write_text("lo\n")
+    roce_sysfs(root)
     if provider:
         (root / "kernel" / "mm" / "memory_peers" / "nv_mem").mkdir(parents=True)
     return root
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_with_no_rdma_device_it_skips_with_the_marker() -> None:
-    done = _run(_env(BURNIN_ROLE="client", BURNIN_PEER_HOST="10.0.0.1"))
+    done = _run(clean_env(BURNIN_ROLE="client", BURNIN_PEER_HOST="10.0.0.1"))
     assert done.returncode == 2, done.stdout
     assert parse(KIND, done.stdout, 2).verdict is RunnerVerdict.SKIP
     assert done.stdout.rstrip().splitlines()[-1].startswith("GPUDIRECT_RDMA_SKIP: ")
@@ -67,7 +39,7 @@ def test_with_no_rdma_device_it_skips_with_the_marker() -> None:
 
 def test_without_a_peer_memory_provider_it_skips_before_the_rendezvous(tmp_path: Path) -> None:
     # No server exists: a runner that tried the rendezvous first would wait, then Error.
-    env = _env(BURNIN_ROLE="client", BURNIN_PEER_HOST="127.0.0.1")
+    env = clean_env(BURNIN_ROLE="client", BURNIN_PEER_HOST="127.0.0.1")
     env["BURNIN_SYSFS_ROOT"] = str(_sysfs(tmp_path, provider=False))
     done = _run(env)
     result = parse(KIND, done.stdout, done.returncode)
@@ -77,36 +49,23 @@ def test_without_a_peer_memory_provider_it_skips_before_the_rendezvous(tmp_path:
 
 
 def test_a_group_rank_is_an_error() -> None:
-    assert _run(_env(BURNIN_RANK="1", BURNIN_NRANKS="2")).returncode == 3
+    assert _run(clean_env(BURNIN_RANK="1", BURNIN_NRANKS="2")).returncode == 3
 
 
 def test_a_pair_measures_rdma_into_gpu_memory(tmp_path: Path) -> None:
     log = tmp_path / "standin.log"
-    env = _env(
+    env = clean_env(
         BURNIN_SYSFS_ROOT=str(_sysfs(tmp_path / "sys", provider=True)),
-        BURNIN_HEALTH_PORT=str(_free_port()),
-        BURNIN_PERFTEST_PORT=str(_free_port()),
+        BURNIN_HEALTH_PORT=str(free_port()),
+        BURNIN_PERFTEST_PORT=str(free_port()),
         BURNIN_DURATION_SECONDS="25",
         PATH=f"{FIXTURES / 'bin'}:{os.environ['PATH']}",
         STANDIN_LOG=str(log),
         STANDIN_BW=str(FIXTURES / "bw-duration-gbits.txt"),
         STANDIN_LAT=str(FIXTURES / "lat-iterations.txt"),
     )
-    server = subprocess.Popen(
-        [sys.executable, "-m", MODULE],
-        env={**env, "BURNIN_ROLE": "server"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        client = _run({**env, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": "127.0.0.1"})
-        served, _ = server.communicate(timeout=120)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    assert server.returncode == 0, served
+    client, server = run_pair(MODULE, env)
+    assert server.returncode == 0, server.stdout
     result = parse(KIND, client.stdout, client.returncode)
     assert client.returncode == 0, client.stdout
     assert result.metrics == {"bandwidthGbps": "99.61", "latencyUs": "1.71"}
