@@ -65,6 +65,7 @@ class Pass:
     # the engine's previous pass left them; None: not known, so this pass looks at every one.
     unrecorded: set[str] | None = None
     created: set[str] = field(default_factory=set)
+    created_units: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> its unit
     # The book's index is the one this engine left (the run read back is the version it wrote):
     # what the engine remembers beside it (sleeping units, cursors) can be trusted.
     reused: bool = False
@@ -156,6 +157,10 @@ class Pass:
         request the engine built stays neutral until it is handed over."""
         self.backend.create_execution(addressed(spec, self.backend))
         self.created.add(spec.name)
+        self.created_units[spec.name] = (
+            spec.test,
+            spec.unit_nodes[0] if spec.unit_nodes else spec.node,
+        )
 
     def condemn(self, execution: Execution | None) -> None:
         if execution is not None and execution.live:

@@ -25,6 +25,7 @@ from glimmer.engine.group_unit import advance_group
 from glimmer.engine.node_unit import advance_node
 from glimmer.engine.pair_unit import advance_pair
 from glimmer.engine.results import attempt_number
+from glimmer.engine.waiting import WaitingUnits
 from glimmer.plan.units import scope_of
 
 
@@ -90,14 +91,41 @@ def unrecorded_after(ctx: Pass) -> set[str]:
         still = {name for name in ctx.unrecorded or () if _is_unrecorded(ctx, name)}
         return still | ctx.created
     live, touched = ctx.memory.watch.live, ctx.book.changed
-    still = set()
-    for name in ctx.unrecorded or ():
-        execution = live.get(name)
-        if execution is not None and (execution.spec.test, _unit_key(execution)) not in touched:
-            still.add(name)  # live at the pass's start, its unit untouched by the pass
-        elif _is_unrecorded(ctx, name):
+    previous = ctx.unrecorded or set()
+    units = ctx.memory.waiting
+    if units is None:
+        units = ctx.memory.waiting = WaitingUnits()
+    for name in units.unit.keys() - previous:
+        units.drop(name)
+    for name in previous - units.unit.keys():
+        _note(ctx, units, name)
+    # Live at the pass's start with its unit untouched by the pass: still unrecorded, as it
+    # was. Only the names whose unit the pass touched, and those no longer live, are looked at
+    # again, found by their unit (:mod:`.waiting`).
+    in_live = previous & live.keys()
+    again: set[str] = set()
+    for unit in touched:
+        again |= units.of(unit)
+    again &= in_live
+    still = in_live - again
+    for name in (previous - in_live) | again:
+        if _is_unrecorded(ctx, name):
             still.add(name)
-    return still | ctx.created
+    after = still | ctx.created
+    for name in previous - after:
+        units.drop(name)
+    for name in after - previous:
+        _note(ctx, units, name)
+    return after
+
+
+def _note(ctx: Pass, units: WaitingUnits, name: str) -> None:
+    """Put ``name`` under its unit, read from its execution (or the request this pass made)."""
+    execution = ctx.memory.watch.live.get(name) or ctx.executions.get(name)
+    if execution is not None:
+        units.add(name, (execution.spec.test, _unit_key(execution)))
+    elif name in ctx.created_units:
+        units.add(name, ctx.created_units[name])
 
 
 def _is_unrecorded(ctx: Pass, name: str) -> bool:

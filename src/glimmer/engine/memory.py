@@ -43,6 +43,7 @@ from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.names import execution_name
 from glimmer.engine.rivals import RunIndex
 from glimmer.engine.sleep import Sleepers
+from glimmer.engine.waiting import WaitingUnits
 from glimmer.engine.watch import LiveWatch
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.units import PlanUnits
@@ -86,6 +87,7 @@ class RunMemory:
     names: dict[NameKey, str] = field(default_factory=dict)
     audited: bool = False  # the run's stamps were accounted for by this engine
     unrecorded: set[str] | None = None  # see execute._seed_busy
+    waiting: WaitingUnits | None = None  # the unrecorded by unit (:mod:`.waiting`)
 
     def index_for(self, run: BurnInRun) -> Index | None:
         """The index of the status as this engine wrote it, when ``run`` is that status and the
@@ -139,6 +141,7 @@ class RunMemory:
         """A pass failed part-way: what it cordoned or created may not have been recorded."""
         self.audited = False
         self.unrecorded = None
+        self.waiting = None
         self.quiet.clear()
         self.version = None  # the index may hold changes the status never got
         self._unsure()
