@@ -19,7 +19,8 @@ again under the same name starts afresh):
   the targets it started long ago), and the live executions with the substrate's mark they
   are current to (:mod:`.watch`);
 * execution names already computed (a hash each), bounded;
-* whether the run's stamps were accounted for and which executions may still be unrecorded.
+* whether the run's stamps were accounted for and which executions may still be unrecorded
+  (by name, and by unit: :mod:`.waiting`).
 
 A run is forgotten when a pass leaves it in a terminal phase, when it is being deleted or is
 gone, and the oldest run is dropped beyond ``MAX_RUNS``; a pass that fails drops what it may have
