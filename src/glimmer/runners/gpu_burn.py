@@ -14,7 +14,13 @@ from __future__ import annotations
 from glimmer.runners import devices as dv
 from glimmer.runners.outcome import Outcome, failed, passed
 from glimmer.runners.program import Context, main
-from glimmer.runners.thermal_soak_engine import Figures, common_errors, load_errors, run_soak
+from glimmer.runners.thermal_soak_engine import (
+    Figures,
+    common_errors,
+    load_errors,
+    run_soak,
+    wrong_answers,
+)
 
 KIND = "gpu-burn"
 
@@ -24,13 +30,9 @@ def echo(out: dv.DeviceResult) -> None:
 
 
 def judge(f: Figures) -> Outcome:
-    early = common_errors(f)
+    early = common_errors(f) or wrong_answers(f)
     if early is not None:
         return early
-    if f.miscompares:
-        return failed(f"miscompares={f.miscompares}: results differ from the reference")
-    if f.nonfinite:
-        return failed(f"nonfiniteCount={f.nonfinite}: NaN/Inf in the results")
     if f.ecc_delta:
         return failed(f"eccErrors={f.ecc_delta}: uncorrected ECC errors during the burn")
     unloaded = load_errors(f)

@@ -25,6 +25,7 @@ from glimmer.runners.thermal_soak_engine import (
     common_errors,
     load_errors,
     run_soak,
+    wrong_answers,
 )
 
 KIND = "thermal-soak"
@@ -36,13 +37,9 @@ def judge_with(floor: int, ceiling: int) -> Judge:
     """§9.3's rules in order, for a clock floor and a temperature ceiling (0: none)."""
 
     def judge(f: Figures) -> Outcome:
-        early = common_errors(f)
+        early = common_errors(f) or wrong_answers(f)
         if early is not None:
             return early
-        if f.miscompares:
-            return failed(f"miscompares={f.miscompares}: results differ from the reference")
-        if f.nonfinite:
-            return failed(f"nonfiniteCount={f.nonfinite}: NaN/Inf in the results")
         unloaded = load_errors(f)
         if unloaded is not None:
             return unloaded

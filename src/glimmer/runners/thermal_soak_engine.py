@@ -31,7 +31,7 @@ from glimmer.runners import devices as dv
 from glimmer.runners.nvml import Device as NvmlDevice
 from glimmer.runners.nvml import EccCounts, Session, find_device, open_session
 from glimmer.runners.nvml_sampler import Sampler, Stats
-from glimmer.runners.outcome import ConfigError, Outcome, errored, skipped
+from glimmer.runners.outcome import ConfigError, Outcome, errored, failed, skipped
 from glimmer.runners.program import Context
 from glimmer.runners.thermal_soak_config import MIN_N, SoakConfig, read_config
 from glimmer.runners.thermal_soak_watch import Progress, XidWatch
@@ -338,6 +338,16 @@ def common_errors(f: Figures) -> Outcome | None:
     """The Errors both soak kinds share, in the order they are judged: nothing ran."""
     if f.iterations == 0:
         return errored("zero GEMM iterations completed")
+    return None
+
+
+def wrong_answers(f: Figures) -> Outcome | None:
+    """The Fails both soak kinds judge first once something ran: results that differ from the
+    reference, then results that are not numbers."""
+    if f.miscompares:
+        return failed(f"miscompares={f.miscompares}: results differ from the reference")
+    if f.nonfinite:
+        return failed(f"nonfiniteCount={f.nonfinite}: NaN/Inf in the results")
     return None
 
 
