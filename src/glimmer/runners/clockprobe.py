@@ -26,7 +26,8 @@ from types import ModuleType
 from glimmer.contract.vocab import RunnerVerdict
 from glimmer.runners import devices as dv
 from glimmer.runners.clockprobe_kernel import FmaLoad, sm_count
-from glimmer.runners.nvml import Session, find_device, open_session
+from glimmer.runners.gpu_session import open_gpus
+from glimmer.runners.nvml import Session, find_device
 from glimmer.runners.nvml_sampler import Sampler, Stats, time_scale
 from glimmer.runners.outcome import Outcome, errored, failed, skipped
 from glimmer.runners.program import Context, main
@@ -273,18 +274,12 @@ class _Probe:
 
 def probe(ctx: Context) -> Outcome:
     cfg = read_config(ctx.settings)
-    torch = dv.load_torch()
-    found = dv.discover(ctx.settings, torch)
-    if not found.visible:
-        return dv.no_device_outcome(found)
-    allocated = dv.allocate(ctx.settings, found)
-    mode = dv.concurrency(ctx.settings, dv.SEQUENTIAL)
-    if torch is None:  # discover shows devices only through torch
-        return errored("devices were shown without torch")
-    opened = open_session(ctx.settings)
-    if opened.session is None:
-        return errored(f"NVML is {opened.status} while a GPU is visible: {opened.why}")
-    session = opened.session
+    gpus = open_gpus(ctx.settings, dv.SEQUENTIAL)
+    if isinstance(gpus, Outcome):
+        return gpus
+    torch, found, allocated, mode, session = (
+        gpus.torch, gpus.found, gpus.allocated, gpus.mode, gpus.session,
+    )  # fmt: skip
     try:
         ctx.report.metric("driverVersion", session.driver_version)
         p = _Probe(cfg, torch, session, len(allocated), mode)

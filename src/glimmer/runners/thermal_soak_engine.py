@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from glimmer.runners import devices as dv
+from glimmer.runners.gpu_session import open_gpus
 from glimmer.runners.nvml import Device as NvmlDevice
-from glimmer.runners.nvml import EccCounts, Session, find_device, open_session
+from glimmer.runners.nvml import EccCounts, Session, find_device
 from glimmer.runners.nvml_sampler import Sampler, Stats
-from glimmer.runners.outcome import ConfigError, Outcome, errored, failed, skipped
+from glimmer.runners.outcome import Outcome, errored, failed, skipped
 from glimmer.runners.program import Context
 from glimmer.runners.thermal_soak_config import MIN_N, SoakConfig, read_config
 from glimmer.runners.thermal_soak_watch import Progress, XidWatch
@@ -289,18 +290,12 @@ class Soak:
 def run_soak(ctx: Context, judge: Judge, echo: Echo) -> Outcome:
     """One soak kind's whole body: config, devices, NVML, the soak, the fold."""
     cfg = read_config(ctx.settings)
-    torch = dv.load_torch()
-    found = dv.discover(ctx.settings, torch)
-    if not found.visible:
-        return dv.no_device_outcome(found)
-    allocated = dv.allocate(ctx.settings, found)
-    mode = dv.concurrency(ctx.settings, dv.ALL)
-    if torch is None:  # discover shows devices only through torch
-        raise ConfigError(dv.TEST_DEVICE, "devices were shown without torch")
-    opened = open_session(ctx.settings)
-    if opened.session is None:
-        return errored(f"NVML is {opened.status} while a GPU is visible: {opened.why}")
-    session = opened.session
+    gpus = open_gpus(ctx.settings, dv.ALL)
+    if isinstance(gpus, Outcome):
+        return gpus
+    torch, found, allocated, mode, session = (
+        gpus.torch, gpus.found, gpus.allocated, gpus.mode, gpus.session,
+    )  # fmt: skip
     report = ctx.report
     report.metric("driverVersion", session.driver_version)
     xid = XidWatch(ctx)
