@@ -1,0 +1,1 @@
+"""The slurm substrate: a Slurm cluster driven through its own client programs."""
