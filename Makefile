@@ -51,7 +51,17 @@ tools:
 	tests/tools/ensure_iperf3.sh
 	tests/tools/ensure_perftest.sh
 
+# The slurm substrate's tests (issue 15) run against a real Slurm cluster in network namespaces
+# on this machine (tests/tools/slurm_cluster.sh; GLIMMER_SLURM_* choose its directory, prefix
+# and subnet). It is brought up before pytest, for both workers, and taken down after it even
+# when pytest fails: the trap runs on the recipe shell's exit and keeps pytest's exit status.
+SLURM_CLUSTER := tests/tools/slurm_cluster.sh
+
 pytest: $(STAMP) $(TORCH_STAMP) tools
+	@set -e; trap '$(SLURM_CLUSTER) down' EXIT; \
+	started=$$(date +%s%N); \
+	$(SLURM_CLUSTER) up; \
+	echo "slurm cluster up in $$(( ($$(date +%s%N) - started) / 1000000 )) ms"; \
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 test: lint typecheck imports pytest

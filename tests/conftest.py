@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.slurm_cluster import slurm_cluster, slurm_cluster_session  # noqa: F401 (fixtures)
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 
