@@ -1,0 +1,478 @@
+"""Executions as Slurm batch jobs: one job per execution, pinned to its node.
+
+``create_execution`` writes the execution's record (``<state>/executions/<ns>/<run>/<name>.json``:
+the spec as the engine asked it, the creation time) BEFORE it submits — the intent — then the
+batch script (:mod:`.job_script`), then ``sbatch``, then the record again with the job id. The
+state directory must be on a filesystem the nodes share (as Slurm output files usually are):
+the script, its output file and the files it writes back (exit code, readiness, deadline kill)
+live beside the record.
+
+Create-if-absent: a record with a job id, or a job found by its name (``squeue -t all -n``:
+Slurm lists ended jobs for MinJobAge, 300 s by default), means the execution exists, so a
+resumed engine never submits twice; a crash between ``sbatch`` and the record's update is found
+by name (the name is the engine's deterministic execution name, the run uid is the job's
+``--comment``). A record with no job id and no job of its name reads as absent: nothing ever
+ran under it, and the engine's next create submits it.
+
+The engine cordons a node (drains it) before it creates the node's execution, and a drained
+Slurm node runs no new job at all. So the submit happens inside ``doors.opened(node)``, a
+window the nodes give (:class:`Doors`): the node is resumed for this run's reservation, the job
+is submitted with ``--reservation`` and waited for (bounded) until Slurm has allocated it, and
+the drain comes back on leaving the window whatever happened. A job still pending then is left
+as it is: the engine's scheduling grace judges it.
+
+Observation makes ONE ``squeue`` call per pass, for the run's executions not yet seen to end
+(by name), and asks ``scontrol show job`` only about a job that ended without its script
+recording the runner's exit code. Every end observed is written into the record, so every later
+read agrees and asks Slurm nothing (:mod:`.job_state` has the mapping).
+
+Rendezvous: the Backend protocol's :meth:`SlurmJobs.rendezvous_address` has no node argument and
+must be pure, while on Slurm the address of a role is the hostname of the node it was placed
+on. The spec carries what is needed — the seat's peer role, the unit's nodes (server = the
+first, client = the second, rank i = the i-th) and the variable that gets the address — so
+``create_execution`` puts the peer node's hostname (Slurm's NodeHostname, asked once per node)
+into that variable of the script's environment, and the engine stays as it is. The record
+keeps the spec as the engine asked it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from glimmer.backends.common.files import locked, read_json, write_atomically, write_json
+from glimmer.backends.local.specs import spec_from_json, spec_to_json
+from glimmer.backends.slurm.commands import Slurm, records
+from glimmer.backends.slurm.job_script import (
+    Job,
+    JobFiles,
+    ProbeUnsupported,
+    probe_of,
+    render,
+    sbatch_argv,
+)
+from glimmer.backends.slurm.job_state import (
+    NEVER_SEEN,
+    PENDING_STATES,
+    SQUEUE_FORMAT,
+    Ending,
+    QueueRow,
+    ending,
+    parse_rows,
+    slurm_exit_code,
+    vanished,
+)
+from glimmer.engine.backend import (
+    Clock,
+    ExecPhase,
+    Execution,
+    ExecutionIndex,
+    ExecutionSpec,
+    LogUnavailable,
+    Rendezvous,
+)
+
+ALLOCATION_WAIT = 5.0  # seconds a submit waits inside the node's window for an allocation
+STOP_WAIT = 10.0  # seconds a delete waits for a cancelled job to end before removing files
+POLL = 0.1
+PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
+PROBE_UNSUPPORTED = "ProbeUnsupported"
+
+
+class Doors(Protocol):
+    """The window in which a node drained by this run takes this run's job."""
+
+    def opened(self, node: str) -> AbstractContextManager[str | None]:
+        """Open ``node`` for the block: the reservation to submit into, or None when there is
+        nothing to open (the node is not drained by this run)."""
+        ...
+
+
+class NoDoors:
+    """Nodes that are never drained by the run (a cluster driven without cordons, tests)."""
+
+    def opened(self, node: str) -> AbstractContextManager[str | None]:
+        return nullcontext(None)
+
+
+class SlurmJobs:
+    """The :class:`~glimmer.engine.backend.Executions` of a Slurm cluster, recorded under
+    ``state_dir/executions``. ``runner_command`` is how the runner is started on the nodes
+    (the kind follows), ``partition`` the partition jobs go to (None: the default)."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        slurm: Slurm,
+        clock: Clock,
+        *,
+        runner_command: Sequence[str],
+        partition: str | None,
+        doors: Doors | None = None,
+        allocation_wait: float = ALLOCATION_WAIT,
+        stop_wait: float = STOP_WAIT,
+    ) -> None:
+        self.root = Path(state_dir) / "executions"
+        self.slurm = slurm
+        self.clock = clock
+        self.runner_command = tuple(runner_command)
+        self.partition = partition
+        self.doors: Doors = doors if doors is not None else NoDoors()
+        self.allocation_wait = allocation_wait
+        self.stop_wait = stop_wait
+        self._hostnames: dict[str, str] = {}
+        self._specs: dict[tuple[str, str, str], ExecutionSpec] = {}
+
+    # -- files ----------------------------------------------------------------------------------
+    def files(self, namespace: str, run: str, name: str) -> JobFiles:
+        return JobFiles(self.root / (namespace or "default") / run / f"{name}.json")
+
+    def _find(self, namespace: str, name: str) -> JobFiles | None:
+        for path in (self.root / (namespace or "default")).glob(f"*/{name}.json"):
+            return JobFiles(path)
+        return None
+
+    def _of_run(self, namespace: str, run: str) -> list[JobFiles]:
+        folder = self.root / (namespace or "default") / run
+        if not folder.is_dir():
+            return []
+        return [JobFiles(p) for p in sorted(folder.glob("*.json")) if not p.name.startswith(".")]
+
+    @staticmethod
+    def _read(files: JobFiles) -> dict[str, Any] | None:
+        value = read_json(files.record)
+        return value if isinstance(value, dict) and "spec" in value else None
+
+    # -- launching ------------------------------------------------------------------------------
+    def argv(self, spec: ExecutionSpec) -> list[str]:
+        """The runner's command line, as the local substrate builds it: the test's command when
+        it names one, else the runner command with the kind; the test's args after either."""
+        if spec.command:
+            return [*spec.command, *spec.args]
+        return [*self.runner_command, spec.kind, *spec.args]
+
+    def env(self, spec: ExecutionSpec) -> dict[str, str]:
+        """The runner's environment: PATH, HOME and LANG from glimmer's own where the spec sets
+        none of them, then the spec's, the rendezvous address resolved to the peer's host."""
+        env = {name: os.environ[name] for name in PARENT_ENV if name in os.environ}
+        env.update(dict(spec.env))
+        seat = spec.seat
+        if seat is not None and seat.address_env:
+            node = role_node(spec, seat.peer_role)
+            if node is not None:
+                env[seat.address_env] = self.hostname(node)
+        return env
+
+    def hostname(self, node: str) -> str:
+        """The host name a node is reached at (Slurm's NodeHostname), asked once per node."""
+        if node not in self._hostnames:
+            found = records(self.slurm.run("scontrol", "show", "node", "-o", node))
+            name = found[0].get("NodeHostname", "") if found else ""
+            self._hostnames[node] = name if name and name != "(null)" else node
+        return self._hostnames[node]
+
+    def job(self, spec: ExecutionSpec, reservation: str | None = None) -> Job:
+        """The batch job of ``spec`` (raises :class:`ProbeUnsupported`)."""
+        runner = spec.test_spec.runner
+        return Job(
+            name=spec.name,
+            node=spec.node,
+            run_uid=spec.run_uid,
+            argv=tuple(self.argv(spec)),
+            env=tuple(self.env(spec).items()),
+            deadline_seconds=spec.deadline_seconds,
+            files=self.files(spec.namespace, spec.run, spec.name),
+            partition=self.partition,
+            reservation=reservation,
+            gpus=spec.resources.gpus,
+            probe=probe_of(runner.readiness_probe if runner else None),
+            header=f": run {spec.namespace}/{spec.run} (uid {spec.run_uid}), test {spec.test}",
+        )
+
+    def create_execution(self, spec: ExecutionSpec) -> None:
+        files = self.files(spec.namespace, spec.run, spec.name)
+        with locked(files.lock):
+            record = self._read(files)
+            if record is not None and (record.get("job_id") or record.get("ended")):
+                return  # submitted (or refused) before: left as it is
+            if record is None:
+                record = {"spec": spec_to_json(spec), "created_at": self.clock.now().isoformat()}
+                try:
+                    job = self.job(spec)
+                except ProbeUnsupported as e:
+                    write_json(files.record, {**record, "ended": _refused(self.clock.now(), e)})
+                    return
+                record["probe"] = job.probe is not None
+                write_json(files.record, record)  # the intent, before anything is submitted
+            else:
+                job = self.job(spec)
+            found = self._by_name(spec.name, spec.run_uid)
+            if found is not None:  # submitted before the record was updated (a crash)
+                write_json(files.record, {**record, "job_id": found.job_id})
+                return
+            write_atomically(files.script, render(job))
+            files.script.chmod(0o755)
+            with self.doors.opened(spec.node) as reservation:
+                submit = job if reservation is None else self.job(spec, reservation)
+                job_id = self.slurm.run(*sbatch_argv(submit)).strip().split(";")[0]
+                write_json(files.record, {**record, "job_id": job_id})
+                if reservation is not None:
+                    self._await_allocation(job_id)
+
+    def _by_name(self, name: str, run_uid: str) -> QueueRow | None:
+        text = self.slurm.run("squeue", "-h", "-t", "all", "-n", name, "-o", SQUEUE_FORMAT)
+        rows = [r for r in parse_rows(text) if r.name == name and r.comment == run_uid]
+        return max(rows, key=lambda r: int(r.job_id)) if rows else None
+
+    def _await_allocation(self, job_id: str) -> None:
+        """Until Slurm has allocated the job (running, configuring, or already ended), at most
+        :attr:`allocation_wait` seconds: the node's window closes after this."""
+        until = time.monotonic() + self.allocation_wait
+        while time.monotonic() < until:
+            state = self.slurm.run("squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T")
+            if state.strip() and state.split()[0] != "PENDING":
+                return
+            time.sleep(POLL)
+
+    # -- observing ------------------------------------------------------------------------------
+    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
+        owned: list[tuple[JobFiles, dict[str, Any]]] = []
+        for files in self._of_run(namespace, run):
+            record = self._read(files)
+            if record is not None and record["spec"].get("run_uid") == run_uid:
+                owned.append((files, record))
+        live = [record["spec"]["name"] for _, record in owned if not record.get("ended")]
+        rows = self._rows(live, run_uid)
+        found = []
+        for files, record in owned:
+            execution = self._observe(files, record, rows)
+            if execution is not None:
+                found.append(execution)
+        return ExecutionIndex(found)
+
+    def _rows(self, names: Sequence[str], run_uid: str) -> dict[str, list[QueueRow]]:
+        """The jobs of ``names`` in ONE squeue call (none when every execution has ended)."""
+        if not names:
+            return {}
+        text = self.slurm.run(
+            "squeue", "-h", "-t", "all", "-n", ",".join(names), "-o", SQUEUE_FORMAT
+        )
+        rows: dict[str, list[QueueRow]] = {}
+        for row in parse_rows(text):
+            if row.comment == run_uid:
+                rows.setdefault(row.name, []).append(row)
+        return rows
+
+    def _spec(self, record: Mapping[str, Any]) -> ExecutionSpec:
+        # A record's spec never changes once written: parsed once per record.
+        key = (record["spec"]["namespace"], record["spec"]["name"], str(record["created_at"]))
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._specs[key] = spec_from_json(record["spec"])
+        return spec
+
+    def _observe(
+        self, files: JobFiles, record: dict[str, Any], rows: Mapping[str, list[QueueRow]]
+    ) -> Execution | None:
+        spec = self._spec(record)
+        base = Execution(
+            spec=spec,
+            phase=ExecPhase.PENDING,
+            created_at=datetime.fromisoformat(record["created_at"]),
+        )
+        if record.get("ended"):
+            return _ended(base, record["ended"])
+        job_id = record.get("job_id")
+        candidates = rows.get(spec.name, [])
+        row = next((r for r in candidates if r.job_id == job_id), None)
+        if row is None and candidates:
+            row = max(candidates, key=lambda r: int(r.job_id))
+        if row is None:
+            if not job_id:
+                return None  # an intent nothing was ever submitted for (module docstring)
+            end = vanished(_runner_exit(files))
+            finished = _mtime(files.exit) or self.clock.now()
+            return self._record_end(files, base, end, None, finished)
+        if job_id != row.job_id:  # found by name: a crash came between sbatch and the record
+            self._update(files, job_id=row.job_id)
+        if row.ended:
+            slurm_exit = None if files.exit.exists() else self._slurm_exit(row.job_id)
+            end = ending(
+                row.state,
+                _runner_exit(files),
+                slurm_exit=slurm_exit,
+                deadline_kill=files.deadline.exists(),
+                deadline_seconds=spec.deadline_seconds,
+            )
+            return self._record_end(files, base, end, row.start, row.end or self.clock.now())
+        if row.state in PENDING_STATES:
+            reason = row.reason if row.reason not in ("", "None", "(null)") else ""
+            return _replace(base, scheduler_message=reason)
+        ready = not record.get("probe") or files.ready.exists()
+        return _replace(base, phase=ExecPhase.RUNNING, started_at=row.start, ready=ready)
+
+    def _slurm_exit(self, job_id: str) -> int | None:
+        done = self.slurm.call("scontrol", "show", "job", "-o", job_id, check=False)
+        found = records(done.stdout) if done.returncode == 0 else []
+        return slurm_exit_code(found[0].get("ExitCode", "")) if found else None
+
+    def _record_end(
+        self,
+        files: JobFiles,
+        base: Execution,
+        end: Ending,
+        started: datetime | None,
+        finished: datetime,
+    ) -> Execution | None:
+        """Write the end observed into the record (every later read then agrees) and return the
+        execution as ended; None when the record was deleted meanwhile."""
+        ended = {
+            "succeeded": end.succeeded,
+            "exit_code": end.exit_code,
+            "reason": end.reason,
+            "message": end.message,
+            "container_reason": end.container_reason,
+            "container_message": end.container_message,
+            "started_at": (started or finished).isoformat(),
+            "finished_at": finished.isoformat(),
+        }
+        with locked(files.lock):
+            record = self._read(files)
+            if record is None or record.get("deleting"):
+                return None
+            if not record.get("ended"):  # a concurrent reader may have written it first
+                record["ended"] = ended
+                write_json(files.record, record)
+        return _ended(base, record["ended"])
+
+    def _update(self, files: JobFiles, **changes: Any) -> None:
+        with locked(files.lock):
+            record = self._read(files)
+            if record is not None:
+                write_json(files.record, {**record, **changes})
+
+    # -- stopping -------------------------------------------------------------------------------
+    def delete_execution(self, namespace: str, name: str) -> None:
+        files = self._find(namespace, name)
+        if files is None:
+            return
+        with locked(files.lock):
+            record = self._read(files)
+            if record is None:
+                return
+            # Marked first: a crash before the files go leaves a record a later delete finishes.
+            write_json(files.record, {**record, "deleting": True})
+        run_uid = str(record["spec"].get("run_uid", ""))
+        if not record.get("ended"):
+            # By name: also the job a crash left unrecorded. The wait keeps a cancelled script
+            # from writing its files after they were removed.
+            self.slurm.run("scancel", f"--name={name}")
+            until = time.monotonic() + self.stop_wait
+            while time.monotonic() < until:
+                row = self._by_name(name, run_uid)
+                if row is None or row.ended:
+                    break
+                time.sleep(POLL)
+        shutil.rmtree(files.work, ignore_errors=True)
+        for path in (files.script, files.log, files.exit, files.ready, files.deadline):
+            path.unlink(missing_ok=True)
+        files.record.unlink(missing_ok=True)
+        files.lock.unlink(missing_ok=True)
+
+    def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:
+        """Delete every execution of the run ``run`` with uid ``run_uid``."""
+        for files in self._of_run(namespace, run):
+            record = self._read(files)
+            if record is not None and record["spec"].get("run_uid") == run_uid:
+                self.delete_execution(namespace, record["spec"]["name"])
+
+    def read_log(self, namespace: str, name: str) -> str:
+        files = self._find(namespace, name)
+        if files is None:
+            raise LogUnavailable(f"execution {name} not found")
+        try:
+            return files.log.read_text(errors="replace")
+        except FileNotFoundError:
+            raise LogUnavailable(
+                f"execution {name} has no output file yet ({files.log}: the job never started, "
+                "or the state directory is not shared with its node)"
+            ) from None
+
+    # -- rendezvous -----------------------------------------------------------------------------
+    def ensure_rendezvous(self, service: Rendezvous) -> None:
+        """Nothing to create: a role is reached at the hostname of the node it runs on."""
+
+    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
+        """A name for the role within its rendezvous; ``create_execution`` replaces it with the
+        hostname of the role's node (see the module docstring: this call cannot know it)."""
+        return f"{role}.{rendezvous}"
+
+
+def role_node(spec: ExecutionSpec, role: str) -> str | None:
+    """The node ``role`` of the spec's unit runs on: a Pair's server the unit's first node, its
+    client the second, Group rank i the i-th (engine/pair_unit.py, group_unit.py)."""
+    nodes = spec.unit_nodes
+    index: int | None = None
+    if role == "server":
+        index = 0
+    elif role == "client":
+        index = 1
+    elif role.startswith("rank-") and role[5:].isdigit():
+        index = int(role[5:])
+    return nodes[index] if index is not None and index < len(nodes) else None
+
+
+def _runner_exit(files: JobFiles) -> int | None:
+    try:
+        text = files.exit.read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def _mtime(path: Path) -> datetime | None:
+    try:
+        stamp = path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+    return datetime.fromtimestamp(stamp).astimezone()
+
+
+def _refused(now: datetime, error: Exception) -> dict[str, Any]:
+    """The end of an execution refused before anything was submitted: an Error attempt (exit
+    -1, never ran), as the local substrate reports what it cannot run."""
+    return {
+        "succeeded": False,
+        "exit_code": NEVER_SEEN,
+        "reason": "",
+        "message": "",
+        "container_reason": PROBE_UNSUPPORTED,
+        "container_message": str(error),
+        "started_at": now.isoformat(),
+        "finished_at": now.isoformat(),
+    }
+
+
+def _ended(base: Execution, ended: Mapping[str, Any]) -> Execution:
+    return _replace(
+        base,
+        phase=ExecPhase.SUCCEEDED if ended["succeeded"] else ExecPhase.FAILED,
+        started_at=datetime.fromisoformat(ended["started_at"]),
+        finished_at=datetime.fromisoformat(ended["finished_at"]),
+        exit_code=int(ended["exit_code"]),
+        reason=str(ended.get("reason") or ""),
+        message=str(ended.get("message") or ""),
+        container_reason=str(ended.get("container_reason") or ""),
+        container_message=str(ended.get("container_message") or ""),
+    )
+
+
+def _replace(execution: Execution, **changes: Any) -> Execution:
+    return dataclasses.replace(execution, **changes)
