@@ -23,7 +23,9 @@ default | allgather | reducescatter | alltoall) over ``BURNIN_NCCL_SIZES`` (8 B 
 ``BURNIN_DURATION_SECONDS`` (120), every size checked element by element on every rank. Only
 rank 0 prints metrics: ``busBandwidthGBs`` (the peak over the sweep), ``algBandwidthGBs`` (same
 size), ``latencyUs`` (smallest size), ``miscompares`` (summed over ranks), ``ranks``, and at
-Node scope ``ncclTransport``.
+Node scope ``ncclTransport``. On gloo at Pair and Group scope rank 0 also notes the bytes every
+rank sent per iteration of every size (``wire`` lines, :mod:`glimmer.runners.nccl_wire`), the
+measured counterpart of the bus factor.
 
 Exit: 1 incorrect elements, or a sweep that moved no traffic; 2 (``NCCL_SKIP``) no GPU on this
 host, or Node scope with fewer than two; 3 memlock too small, rendezvous failure, a rank that
@@ -44,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -52,6 +54,7 @@ from typing import Any
 from glimmer.runners import devices as dv
 from glimmer.runners import nccl_fabric as fabric
 from glimmer.runners import nccl_sweep as sweep
+from glimmer.runners import nccl_wire as wire
 from glimmer.runners.deadline import Deadline
 from glimmer.runners.gemm_sweep import first_line
 from glimmer.runners.outcome import ConfigError, Outcome, Stop, errored, failed, passed, skipped
@@ -174,6 +177,8 @@ def open_store(dist: ModuleType, scope: Scope, world: int, timeout_s: int) -> An
 class RankResult:
     sizes: list[sweep.SizeResult]
     miscompares: int
+    # Bytes each rank sent per iteration, by rank then size; empty where not measured.
+    wire: list[list[float]] = field(default_factory=list)
 
 
 def run_rank(
@@ -193,8 +198,11 @@ def run_rank(
                                     timeout=timeout, device_id=torch.device(device))  # fmt: skip
     except (RuntimeError, ValueError) as exc:
         raise Stop(errored(f"joining the collective failed: {first_line(exc)}")) from None
+    # Only gloo's traffic is TCP through the namespace's counters; Node-scope ranks share them.
+    measured = gloo and scope.name != "node"
+    loopback = wire.is_loopback(scope.root_host or scope.peer)
     try:
-        return _sweep(torch, dist, device, cfg, scope.rank == 0)
+        return _sweep(torch, dist, device, cfg, scope.rank == 0, loopback if measured else None)
     except RuntimeError as exc:
         raise Stop(errored(f"collective failed on rank {scope.rank}: {first_line(exc)}")) from None
     finally:
@@ -202,7 +210,13 @@ def run_rank(
             dist.destroy_process_group()
 
 
-def _sweep(torch: ModuleType, dist: ModuleType, device: str, cfg: Config, root: bool) -> RankResult:
+def _sweep(
+    torch: ModuleType, dist: ModuleType, device: str, cfg: Config, root: bool,
+    loopback: bool | None,
+) -> RankResult:  # fmt: skip
+    """The sweep on this rank; ``loopback`` (None: not measured) says which interfaces'
+    transmit counters hold the collective's traffic (:mod:`glimmer.runners.nccl_wire`)."""
+
     def sync() -> None:
         if device != "cpu":
             torch.cuda.synchronize()
@@ -211,6 +225,7 @@ def _sweep(torch: ModuleType, dist: ModuleType, device: str, cfg: Config, root: 
     flag = torch.zeros(1, device=device)
     results: list[sweep.SizeResult] = []
     wrong_total = 0
+    sent: list[float] = []
     to_inject = cfg.inject if root else 0
     for position, size in enumerate(cfg.sizes):
         # Rank 0 alone decides whether there is time for another size, so all ranks agree.
@@ -219,7 +234,10 @@ def _sweep(torch: ModuleType, dist: ModuleType, device: str, cfg: Config, root: 
         if float(flag.item()) == 0.0:
             break
         op = sweep.Collective(torch, dist, cfg.collective, size, device)
+        before = wire.sent_bytes(loopback) if loopback is not None else 0
         seconds, _ = sweep.time_size(op, cfg.warmup, cfg.iters, sync)
+        if loopback is not None:
+            sent.append((wire.sent_bytes(loopback) - before) / (cfg.warmup + cfg.iters))
         # The self-test corrupts the first size with room for every corrupted element.
         corrupt = to_inject if to_inject and op.output.numel() >= to_inject else 0
         to_inject -= corrupt
@@ -228,7 +246,20 @@ def _sweep(torch: ModuleType, dist: ModuleType, device: str, cfg: Config, root: 
         results.append(sweep.result_of(op, seconds, wrong))
     total = torch.tensor([float(wrong_total)], device=device)
     dist.all_reduce(total)
-    return RankResult(results, int(total.item()))
+    return RankResult(results, int(total.item()), _pooled(torch, dist, device, sent, loopback))
+
+
+def _pooled(
+    torch: ModuleType, dist: ModuleType, device: str, sent: list[float], loopback: bool | None
+) -> list[list[float]]:
+    """Every rank's bytes sent per size, on every rank (each fills its own row; the sum of
+    the rows is the table). Measured after the sweep, so this traffic is in no figure."""
+    if loopback is None or not sent:
+        return []
+    table = torch.zeros(dist.get_world_size(), len(sent), dtype=torch.float64, device=device)
+    table[dist.get_rank()] = torch.tensor(sent, dtype=torch.float64, device=device)
+    dist.all_reduce(table)
+    return [[float(x) for x in row] for row in table.tolist()]
 
 
 def report_sweep(report: Report, cfg: Config, world: int, got: RankResult) -> Outcome:
@@ -237,6 +268,10 @@ def report_sweep(report: Report, cfg: Config, world: int, got: RankResult) -> Ou
             f"size {s.size_bytes} B: {s.seconds * 1e6:.2f} us, algbw {s.algbw_gbs:.4f} GB/s, "
             f"busbw {s.busbw_gbs:.4f} GB/s, wrong {s.wrong}"
         )
+    sizes = [s.size_bytes for s in got.sizes]
+    factor = sweep.bus_factor(cfg.collective, world)
+    for line in wire.wire_lines(cfg.collective, factor, sizes, got.wire):
+        report.note(line)
     if not got.sizes:
         return errored("no size of the sweep completed")
     peak = max(got.sizes, key=lambda s: s.busbw_gbs)
