@@ -249,6 +249,11 @@ class SlurmNodes:
         done = self.slurm.call("scontrol", "show", "reservation", "-o", reservation, check=False)
         return done.returncode == 0 and f"ReservationName={reservation} " in f"{done.stdout} "
 
+    def unreserve(self, name: str) -> None:
+        """Delete this store's reservation of node ``name`` (none: nothing to do)."""
+        with self._lock(name):
+            self._unreserve(name)
+
     def _unreserve(self, name: str) -> None:
         reservation = self.reservation(name)
         done = self.slurm.call("scontrol", "delete", f"reservation={reservation}", check=False)
