@@ -14,42 +14,13 @@ from pathlib import Path
 import pytest
 
 from glimmer.contract.kinds import BUILT_IN
+from tests.deploy.containerfile import ROOT, instructions, labels
 
-ROOT = Path(__file__).resolve().parents[2]
 IMAGES = ROOT / "deploy" / "images"
 RUNNERS = ROOT / "src" / "glimmer" / "runners"
 CONTAINERFILES = sorted(IMAGES.glob("*.Containerfile"))
 KINDS_LABEL = "ai.glimmer.runner.kinds"
 ALLOWED_SOURCES = {"src/glimmer/contract", "src/glimmer/runners"}
-
-
-def instructions(path: Path) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) in file order: comments dropped, continuation lines joined."""
-    out: list[tuple[str, str]] = []
-    pending = ""
-    for raw in path.read_text().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        whole = (pending + line).strip()
-        pending = ""
-        word, _, rest = whole.partition(" ")
-        out.append((word.upper(), rest.strip()))
-    assert not pending, f"{path.name} ends inside a continued line"
-    return out
-
-
-def labels(path: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for word, rest in instructions(path):
-        if word == "LABEL":
-            for pair in shlex.split(rest):
-                key, _, value = pair.partition("=")
-                found[key] = value
-    return found
 
 
 def module_path(kind: str) -> Path:

@@ -1,6 +1,9 @@
 """The known test kinds as one data table: scopes, load character, default image, skip marker
 and the raw-key aliases their runners print.
 
+A kind's default image is one of glimmer's own runner images (contract/images.py) at this
+glimmer's version: the row names the image, the image the tag and the vendor it drives.
+
 TestKind is an open string: an unknown kind is somebody else's runner and gets only the generic
 key conversion. ``custom`` is a known word but not a built-in kind.
 """
@@ -9,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from glimmer.contract.images import CUDA, RUNNER, RunnerImage
 from glimmer.contract.vocab import Scope
-
-IMAGE_REPO = "ghcr.io/baldwinspc/glimmer-burnin"
 
 
 @dataclass(frozen=True)
@@ -20,15 +22,20 @@ class KindSpec:
     scopes: frozenset[Scope]
     burst_only: bool = False
     sustained_load: bool = False  # the node runs hot: the run declares heat-expected
-    default_image: str | None = None
-    image_vendor: str | None = None  # None: the default image serves any vendor
+    image: RunnerImage | None = None  # the default image; None: the test must name one
     group_capable: bool = False  # the default image can run one rank per node of a Group
     skip_marker: str | None = None  # e.g. "NCCL_SKIP"; host-health never skips
     aliases: dict[str, str] = field(default_factory=dict)  # raw key -> canonical name
 
+    @property
+    def default_image(self) -> str | None:
+        """The image a test of this kind runs when it names none (§2.16's last rung)."""
+        return self.image.reference(self.name) if self.image is not None else None
 
-def _image(kind: str, tag: str) -> str:
-    return f"{IMAGE_REPO}-{kind}:{tag}"
+    @property
+    def image_vendor(self) -> str | None:
+        """The vendor the default image drives; None: it serves any vendor."""
+        return self.image.vendor if self.image is not None else None
 
 
 _N = frozenset({Scope.NODE})
@@ -36,42 +43,32 @@ _P = frozenset({Scope.PAIR})
 
 # fmt: off
 KINDS: tuple[KindSpec, ...] = (
-    KindSpec("gpu-burn", _N, sustained_load=True, default_image=_image("gpu-burn", "v0.7.0"),
-             image_vendor="nvidia", skip_marker="GPU_BURN_SKIP",
+    KindSpec("gpu-burn", _N, sustained_load=True, image=CUDA, skip_marker="GPU_BURN_SKIP",
              aliases={"errors": "miscompares", "iterations": "iterationsCompleted",
                       "tflops": "sustainedThroughputTflops", "xid_count": "xidEvents"}),
-    KindSpec("compute-smoke", _N, burst_only=True,
-             default_image=_image("compute-smoke", "v0.7.0"), image_vendor="nvidia",
-             skip_marker="FP4_GEMM_SKIP", aliases={"tflops": "throughputTflops"}),
-    KindSpec("gemm-sweep", _N, default_image=_image("gemm-sweep", "v0.7.0"),
-             image_vendor="nvidia", skip_marker="GEMM_SWEEP_SKIP",
+    KindSpec("compute-smoke", _N, burst_only=True, image=CUDA, skip_marker="FP4_GEMM_SKIP",
+             aliases={"tflops": "throughputTflops"}),
+    KindSpec("gemm-sweep", _N, image=CUDA, skip_marker="GEMM_SWEEP_SKIP",
              aliases={"window_seconds": "sampleWindowS", "gemm_iterations": "iterationsCompleted"}),
-    KindSpec("dcgm-diag", _N, sustained_load=True, default_image=_image("dcgm-diag", "v0.6.3"),
-             image_vendor="nvidia", skip_marker="DCGM_DIAG_SKIP",
+    KindSpec("dcgm-diag", _N, sustained_load=True, image=CUDA, skip_marker="DCGM_DIAG_SKIP",
              aliases={"tests_failed": "diagTestsFailed", "pcie_replay_count": "pcieReplayErrors",
                       "rows_remapped": "remappedRows"}),
-    KindSpec("thermal-soak", _N, sustained_load=True,
-             default_image=_image("thermal-soak", "v0.7.0"), image_vendor="nvidia",
-             skip_marker="THERMAL_SOAK_SKIP",
+    KindSpec("thermal-soak", _N, sustained_load=True, image=CUDA, skip_marker="THERMAL_SOAK_SKIP",
              aliases={"peak_temp_c": "gpuTempC", "peak_power_w": "powerDrawW",
                       "throttle_count": "throttleEvents", "soak_seconds": "elapsedS",
                       "xid_count": "xidEvents"}),
     KindSpec("nccl", frozenset({Scope.PAIR, Scope.GROUP, Scope.NODE}),
-             default_image=_image("nccl", "v0.6.4"), image_vendor="nvidia", group_capable=True,
-             skip_marker="NCCL_SKIP",
+             image=CUDA, group_capable=True, skip_marker="NCCL_SKIP",
              aliases={"algbw": "algBandwidthGBs", "busbw": "busBandwidthGBs",
                       "wrong_count": "miscompares"}),
-    KindSpec("ib-write-bw", _P, default_image=_image("ib-write-bw", "v0.6.4"),
-             skip_marker="IB_WRITE_BW_SKIP",
+    KindSpec("ib-write-bw", _P, image=RUNNER, skip_marker="IB_WRITE_BW_SKIP",
              aliases={"bw_average": "bandwidthGbps", "bw_peak": "peakBandwidthGbps",
                       "latency_min_us": "minLatencyUs", "latency_max_us": "maxLatencyUs",
                       "latency_p99_us": "p99LatencyUs", "msg_rate_mpps": "messageRateMpps"}),
-    KindSpec("gpudirect-rdma", _P, default_image=_image("gpudirect-rdma", "v0.6.4"),
-             image_vendor="nvidia", skip_marker="GPUDIRECT_RDMA_SKIP",
+    KindSpec("gpudirect-rdma", _P, image=CUDA, skip_marker="GPUDIRECT_RDMA_SKIP",
              aliases={"bw_average": "bandwidthGbps", "t_avg_usec": "latencyUs"}),
     KindSpec("tcp-baseline", _P, skip_marker="TCP_BASELINE_SKIP"),
-    KindSpec("memory-bw", _N, default_image=_image("memory-bw", "v0.6.0"), image_vendor="nvidia",
-             skip_marker="MEMORY_BW_SKIP",
+    KindSpec("memory-bw", _N, image=CUDA, skip_marker="MEMORY_BW_SKIP",
              aliases={"h2d_bandwidth_gbs": "hostToDeviceBandwidthGBs",
                       "d2h_bandwidth_gbs": "deviceToHostBandwidthGBs",
                       "d2d_bandwidth_gbs": "deviceToDeviceBandwidthGBs",
@@ -81,19 +78,17 @@ KINDS: tuple[KindSpec, ...] = (
     KindSpec("disk-io", _N, skip_marker="DISK_IO_SKIP"),
     KindSpec("fabric-soak", _P, sustained_load=True, skip_marker="FABRIC_SOAK_SKIP"),
     KindSpec("fingerprint-probe", _N, burst_only=True, skip_marker="FINGERPRINT_PROBE_SKIP"),
-    KindSpec("host-health", _N, default_image=_image("host-health", "v0.6.4"),
-             image_vendor="nvidia",
+    KindSpec("host-health", _N, image=CUDA,
              aliases={"ib_counters_saturated": "fabricCountersSaturated",
                       "ib_saturated_counters": "fabricSaturatedCounters",
                       "ib_counter_status": "fabricCounterStatus",
                       "nic_link_down": "nicLinkDownEvents", "pcie_replay_count": "pcieReplayErrors",
                       "xid_count": "xidEvents", "rows_remapped": "remappedRows"}),
-    KindSpec("clockprobe", _N, sustained_load=True, default_image=_image("clockprobe", "v0.7.0"),
-             image_vendor="nvidia", skip_marker="CLOCKPROBE_SKIP",
+    KindSpec("clockprobe", _N, sustained_load=True, image=CUDA, skip_marker="CLOCKPROBE_SKIP",
              aliases={"sm_clock_mhz": "smClockMHz", "mem_clock_mhz": "memClockMHz",
                       "rated_boost_clock_mhz": "ratedBoostClockMHz"}),
-    KindSpec("memory-stress", _N, sustained_load=True,
-             default_image=_image("memory-stress", "v0.6.2"), skip_marker="STRESSAPPTEST_SKIP",
+    KindSpec("memory-stress", _N, sustained_load=True, image=RUNNER,
+             skip_marker="STRESSAPPTEST_SKIP",
              aliases={"hardware_incidents": "memoryErrors", "sdc_count": "sdcDetections",
                       "read_bandwidth_mbs": "readBandwidthMBs",
                       "write_bandwidth_mbs": "writeBandwidthMBs"}),
