@@ -61,3 +61,15 @@ def test_a_group_on_gloo_has_rank_0_note_every_ranks_wire_bytes_for_every_size()
     assert len(wire) == 9 and all("(allreduce bus factor 1.3333)" in ln for ln in wire)
     assert all(int(ln.split(" sent ")[1].split()[0]) > 0 for ln in wire)
     assert not any(ln.startswith("wire ") for ran in rans[:2] for ln in ran.stdout.splitlines())
+
+
+def test_every_networked_rank_notes_that_it_joined_before_its_sweep() -> None:
+    base = {**FAST, "BURNIN_NCCL_PORT": str(free_port()), "BURNIN_ROOT_HOST": "127.0.0.1",
+            "BURNIN_NRANKS": "2"}  # fmt: skip
+    procs = [_start({**base, "BURNIN_RANK": str(r)}) for r in (1, 0)]
+    rans = [finish("nccl", *_ended(p)) for p in procs]
+    for rank, ran in zip((1, 0), rans, strict=True):
+        assert ran.exit_code == 0, ran.stdout + ran.stderr
+        lines = ran.stdout.splitlines()
+        assert f"joined as rank {rank} of 2" in lines
+        assert lines.index(f"joined as rank {rank} of 2") < len(lines) - 1

@@ -45,7 +45,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -183,9 +183,10 @@ class RankResult:
 
 def run_rank(
     torch: ModuleType, dist: ModuleType, scope: Scope, world: int, store: Any, device: str,
-    cfg: Config,
+    cfg: Config, joined: Callable[[], None] | None = None,
 ) -> RankResult:  # fmt: skip
-    """Join the collective and sweep; every rank runs exactly this."""
+    """Join the collective and sweep; every rank runs exactly this. ``joined`` is called once
+    the process group is formed (a breadcrumb: a rank killed later has its log say it got there)."""
     gloo = device == "cpu"
     timeout = datetime.timedelta(seconds=cfg.rendezvous_s)
     try:
@@ -198,6 +199,8 @@ def run_rank(
                                     timeout=timeout, device_id=torch.device(device))  # fmt: skip
     except (RuntimeError, ValueError) as exc:
         raise Stop(errored(f"joining the collective failed: {first_line(exc)}")) from None
+    if joined is not None:
+        joined()
     # Only gloo's traffic is TCP through the namespace's counters; Node-scope ranks share them.
     measured = gloo and scope.name != "node"
     loopback = wire.is_loopback(scope.root_host or scope.peer)
@@ -386,7 +389,10 @@ def networked_scope(ctx: Context, torch: ModuleType, cfg: Config, scope: Scope) 
     dist = load_dist(torch)
     with nccl_logs(not device.test) as log_dir:
         store = open_store(dist, scope, scope.world, cfg.rendezvous_s)
-        got = run_rank(torch, dist, scope, scope.world, store, device.torch_device, cfg)
+        got = run_rank(
+            torch, dist, scope, scope.world, store, device.torch_device, cfg,
+            lambda: ctx.report.note(f"joined as rank {scope.rank} of {scope.world}"),
+        )  # fmt: skip
         log = fabric.read_logs(log_dir) if log_dir is not None else ""
     tcp = fabric.silent_tcp(log, os.environ, ctx.paths.sysfs) if log else None
     if scope.rank != 0:
