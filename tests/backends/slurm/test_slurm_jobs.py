@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from glimmer.backends.common.clock import HostClock
 from glimmer.backends.common.files import read_json, write_json
 from glimmer.backends.local.specs import spec_to_json
 from glimmer.backends.slurm.commands import Slurm
@@ -30,9 +31,11 @@ from tests.slurm_cluster import SlurmCluster
 WAIT = 30.0
 
 
-class Clock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
+class FastClock(HostClock):
+    """Ten engine seconds to a host second (as the engine's tests drive real processes)."""
+
+    def host_seconds(self, seconds: float) -> float:
+        return seconds / 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +54,7 @@ def _jobs(cluster: SlurmCluster, state: Path, **options: Any) -> SlurmJobs:
     return SlurmJobs(
         state,
         slurm,
-        Clock(),
+        HostClock(),
         runner_command=("/bin/false",),  # every spec here names its own command
         partition=cluster.partition,
         **options,
@@ -169,7 +172,9 @@ def test_an_intent_nothing_was_submitted_for_reads_as_absent_and_is_submitted_on
 ) -> None:
     asked = spec("intent", slurm_cluster.nodes[0], "exit 0")
     files = jobs.files(NAMESPACE, RUN, n("intent"))
-    write_json(files.record, {"spec": spec_to_json(asked), "created_at": Clock().now().isoformat()})
+    write_json(
+        files.record, {"spec": spec_to_json(asked), "created_at": datetime.now(UTC).isoformat()}
+    )
     assert jobs.executions(NAMESPACE, RUN, UID).get(n("intent")) is None
     jobs.create_execution(asked)
     assert _ended(jobs, n("intent")).phase is ExecPhase.SUCCEEDED
@@ -194,7 +199,7 @@ def test_a_job_slurm_no_longer_knows_is_failed_as_vanished_and_stays_so(
 ) -> None:
     asked = spec("vanished", slurm_cluster.nodes[0], "exit 0")
     files = jobs.files(NAMESPACE, RUN, n("vanished"))
-    created = Clock().now().isoformat()
+    created = datetime.now(UTC).isoformat()
     # A job id this cluster never had: past MinJobAge, or a controller that lost its state.
     record = {"spec": spec_to_json(asked), "created_at": created, "job_id": "99999999"}
     write_json(files.record, record)
@@ -214,6 +219,13 @@ def test_the_watchdog_ends_a_job_past_its_deadline_as_deadline_exceeded(
     ended = _ended(jobs, n("late"))
     assert ended.phase is ExecPhase.FAILED
     assert ended.reason == "DeadlineExceeded"
+
+
+def test_the_deadline_is_enforced_in_host_seconds_of_the_substrates_clock(tmp_path: Path) -> None:
+    jobs = SlurmJobs(
+        tmp_path, Slurm(), FastClock(), runner_command=("glimmer-runner",), partition=None
+    )
+    assert jobs.job(spec("fast", "n1", "true", deadline=125)).deadline_seconds == 13
 
 
 def test_an_exec_probe_run_on_the_node_makes_the_execution_ready(
@@ -319,8 +331,8 @@ class ReservedDoors:
         self.opened_for: list[str] = []
 
     @contextmanager
-    def opened(self, node: str) -> Iterator[str | None]:
-        self.opened_for.append(node)
+    def opened(self, node: str, owner: str | None = None) -> Iterator[str | None]:
+        self.opened_for.append(f"{node} for {owner}")
         self.cluster.resume(node)
         try:
             yield self.reservation
@@ -342,7 +354,7 @@ def test_a_drained_node_takes_the_job_submitted_inside_its_window(
     jobs = _jobs(slurm_cluster, tmp_path / "state", doors=doors)
     try:
         jobs.create_execution(spec("opened", node, "sleep 2; hostname"))
-        assert doors.opened_for == [node]
+        assert doors.opened_for == [f"{node} for {NAMESPACE}/{RUN}/{UID}"]
         assert "drain" in slurm_cluster.node_state(node) or "drng" in slurm_cluster.node_state(node)
         ended = _ended(jobs, n("opened"))
         assert ended.phase is ExecPhase.SUCCEEDED

@@ -15,8 +15,8 @@ by name (the name is the engine's deterministic execution name, the run uid is t
 ran under it, and the engine's next create submits it.
 
 The engine cordons a node (drains it) before it creates the node's execution, and a drained
-Slurm node runs no new job at all. So the submit happens inside ``doors.opened(node)``, a
-window the nodes give (:class:`Doors`): the node is resumed for this run's reservation, the job
+Slurm node runs no new job at all. So the submit happens inside ``doors.opened(node, owner)``,
+a window the nodes give (:class:`Doors`): the node is resumed for this run's reservation, the job
 is submitted with ``--reservation`` and waited for (bounded) until Slurm has allocated it, and
 the drain comes back on leaving the window whatever happened. A job still pending then is left
 as it is: the engine's scheduling grace judges it.
@@ -38,15 +38,17 @@ keeps the spec as the engine asked it.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from glimmer.backends.common.clock import SubstrateClock
 from glimmer.backends.common.files import locked, read_json, write_atomically, write_json
 from glimmer.backends.local.specs import spec_from_json, spec_to_json
 from glimmer.backends.slurm.commands import Slurm, records
@@ -70,7 +72,6 @@ from glimmer.backends.slurm.job_state import (
     vanished,
 )
 from glimmer.engine.backend import (
-    Clock,
     ExecPhase,
     Execution,
     ExecutionIndex,
@@ -89,16 +90,16 @@ PROBE_UNSUPPORTED = "ProbeUnsupported"
 class Doors(Protocol):
     """The window in which a node drained by this run takes this run's job."""
 
-    def opened(self, node: str) -> AbstractContextManager[str | None]:
+    def opened(self, node: str, owner: str | None = None) -> AbstractContextManager[str | None]:
         """Open ``node`` for the block: the reservation to submit into, or None when there is
-        nothing to open (the node is not drained by this run)."""
+        nothing to open (the node is not drained for ``owner``'s run, ``<ns>/<name>/<uid>``)."""
         ...
 
 
 class NoDoors:
     """Nodes that are never drained by the run (a cluster driven without cordons, tests)."""
 
-    def opened(self, node: str) -> AbstractContextManager[str | None]:
+    def opened(self, node: str, owner: str | None = None) -> AbstractContextManager[str | None]:
         return nullcontext(None)
 
 
@@ -111,7 +112,7 @@ class SlurmJobs:
         self,
         state_dir: Path,
         slurm: Slurm,
-        clock: Clock,
+        clock: SubstrateClock,
         *,
         runner_command: Sequence[str],
         partition: str | None,
@@ -187,7 +188,7 @@ class SlurmJobs:
             run_uid=spec.run_uid,
             argv=tuple(self.argv(spec)),
             env=tuple(self.env(spec).items()),
-            deadline_seconds=spec.deadline_seconds,
+            deadline_seconds=math.ceil(self.clock.host_seconds(spec.deadline_seconds)),
             files=self.files(spec.namespace, spec.run, spec.name),
             partition=self.partition,
             reservation=reservation,
@@ -203,11 +204,11 @@ class SlurmJobs:
             if record is not None and (record.get("job_id") or record.get("ended")):
                 return  # submitted (or refused) before: left as it is
             if record is None:
-                record = {"spec": spec_to_json(spec), "created_at": self.clock.now().isoformat()}
+                record = {"spec": spec_to_json(spec), "created_at": _host_now().isoformat()}
                 try:
                     job = self.job(spec)
                 except ProbeUnsupported as e:
-                    write_json(files.record, {**record, "ended": _refused(self.clock.now(), e)})
+                    write_json(files.record, {**record, "ended": _refused(_host_now(), e)})
                     return
                 record["probe"] = job.probe is not None
                 write_json(files.record, record)  # the intent, before anything is submitted
@@ -219,7 +220,8 @@ class SlurmJobs:
                 return
             write_atomically(files.script, render(job))
             files.script.chmod(0o755)
-            with self.doors.opened(spec.node) as reservation:
+            owner = f"{spec.namespace}/{spec.run}/{spec.run_uid}"
+            with self.doors.opened(spec.node, owner) as reservation:
                 submit = job if reservation is None else self.job(spec, reservation)
                 job_id = self.slurm.run(*sbatch_argv(submit)).strip().split(";")[0]
                 write_json(files.record, {**record, "job_id": job_id})
@@ -285,10 +287,10 @@ class SlurmJobs:
         base = Execution(
             spec=spec,
             phase=ExecPhase.PENDING,
-            created_at=datetime.fromisoformat(record["created_at"]),
+            created_at=self._time(record["created_at"]),
         )
         if record.get("ended"):
-            return _ended(base, record["ended"])
+            return self._ended(base, record["ended"])
         job_id = record.get("job_id")
         candidates = rows.get(spec.name, [])
         row = next((r for r in candidates if r.job_id == job_id), None)
@@ -298,7 +300,7 @@ class SlurmJobs:
             if not job_id:
                 return None  # an intent nothing was ever submitted for (module docstring)
             end = vanished(_runner_exit(files))
-            finished = _mtime(files.exit) or self.clock.now()
+            finished = _mtime(files.exit) or _host_now()
             return self._record_end(files, base, end, None, finished)
         if job_id != row.job_id:  # found by name: a crash came between sbatch and the record
             self._update(files, job_id=row.job_id)
@@ -311,12 +313,13 @@ class SlurmJobs:
                 deadline_kill=files.deadline.exists(),
                 deadline_seconds=spec.deadline_seconds,
             )
-            return self._record_end(files, base, end, row.start, row.end or self.clock.now())
+            return self._record_end(files, base, end, row.start, row.end or _host_now())
         if row.state in PENDING_STATES:
             reason = row.reason if row.reason not in ("", "None", "(null)") else ""
             return _replace(base, scheduler_message=reason)
         ready = not record.get("probe") or files.ready.exists()
-        return _replace(base, phase=ExecPhase.RUNNING, started_at=row.start, ready=ready)
+        started = self._time(row.start.isoformat()) if row.start else None
+        return _replace(base, phase=ExecPhase.RUNNING, started_at=started, ready=ready)
 
     def _slurm_exit(self, job_id: str) -> int | None:
         done = self.slurm.call("scontrol", "show", "job", "-o", job_id, check=False)
@@ -350,7 +353,24 @@ class SlurmJobs:
             if not record.get("ended"):  # a concurrent reader may have written it first
                 record["ended"] = ended
                 write_json(files.record, record)
-        return _ended(base, record["ended"])
+        return self._ended(base, record["ended"])
+
+    def _time(self, text: str) -> datetime:
+        """A host time the record (or Slurm) holds, on the substrate's clock."""
+        return self.clock.from_host(datetime.fromisoformat(text))
+
+    def _ended(self, base: Execution, ended: Mapping[str, Any]) -> Execution:
+        return _replace(
+            base,
+            phase=ExecPhase.SUCCEEDED if ended["succeeded"] else ExecPhase.FAILED,
+            started_at=self._time(ended["started_at"]),
+            finished_at=self._time(ended["finished_at"]),
+            exit_code=int(ended["exit_code"]),
+            reason=str(ended.get("reason") or ""),
+            message=str(ended.get("message") or ""),
+            container_reason=str(ended.get("container_reason") or ""),
+            container_message=str(ended.get("container_message") or ""),
+        )
 
     def _update(self, files: JobFiles, **changes: Any) -> None:
         with locked(files.lock):
@@ -460,18 +480,8 @@ def _refused(now: datetime, error: Exception) -> dict[str, Any]:
     }
 
 
-def _ended(base: Execution, ended: Mapping[str, Any]) -> Execution:
-    return _replace(
-        base,
-        phase=ExecPhase.SUCCEEDED if ended["succeeded"] else ExecPhase.FAILED,
-        started_at=datetime.fromisoformat(ended["started_at"]),
-        finished_at=datetime.fromisoformat(ended["finished_at"]),
-        exit_code=int(ended["exit_code"]),
-        reason=str(ended.get("reason") or ""),
-        message=str(ended.get("message") or ""),
-        container_reason=str(ended.get("container_reason") or ""),
-        container_message=str(ended.get("container_message") or ""),
-    )
+def _host_now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _replace(execution: Execution, **changes: Any) -> Execution:
