@@ -467,7 +467,8 @@ def run(
         typer.Option(
             "--peer-node",
             metavar="NAME",
-            help="--backend local: the peer's node name (the link is named [server, client]).",
+            # Help is rich markup: an unescaped [server, client] reads as a style tag and vanishes.
+            help="--backend local: the peer's node name (the link is named \\[server, client]).",
         ),
     ] = None,
     rank: Annotated[
