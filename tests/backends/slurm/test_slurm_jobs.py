@@ -23,7 +23,7 @@ from glimmer.backends.common.clock import HostClock
 from glimmer.backends.common.files import read_json, write_json
 from glimmer.backends.local.specs import spec_to_json
 from glimmer.backends.slurm.commands import Slurm
-from glimmer.backends.slurm.jobs import SlurmJobs, role_node
+from glimmer.backends.slurm.jobs import SlurmJobs, refusal, role_node
 from glimmer.engine.backend import ExecPhase, Execution, LogUnavailable, Seat
 from tests.backends.slurm.slurm_job_specs import NAMESPACE, OTHER_UID, RUN, UID, n, spec
 from tests.slurm_cluster import SlurmCluster
@@ -269,6 +269,33 @@ def test_a_probe_slurm_cannot_run_is_an_error_attempt_with_no_job(
     assert seen is not None and seen.phase is ExecPhase.FAILED and seen.exit_code == -1
     assert seen.container_reason == "ProbeUnsupported" and "httpGet" in seen.container_message
     assert _jobs_named(slurm_cluster, n("http")) == []
+
+
+def test_a_job_sbatch_refuses_for_good_is_an_error_attempt(
+    jobs: SlurmJobs, slurm_cluster: SlurmCluster
+) -> None:
+    # The test cluster's nodes have no gres: a job asking for a GPU is never taken.
+    jobs.create_execution(spec("gpu", slurm_cluster.nodes[0], "true", gpus=1))
+    seen = jobs.executions(NAMESPACE, RUN, UID).get(n("gpu"))
+    assert seen is not None and seen.phase is ExecPhase.FAILED and seen.exit_code == -1
+    assert seen.container_reason == "SubmitRefused"
+    assert "Invalid generic resource" in seen.container_message
+    jobs.create_execution(spec("gpu", slurm_cluster.nodes[0], "true", gpus=1))  # not again
+    assert _jobs_named(slurm_cluster, n("gpu")) == []
+
+
+def test_sbatchs_lasting_refusals_are_told_from_passing_trouble() -> None:
+    assert refusal(0, "") is None
+    lasting = "sbatch: error: Batch job submission failed: Invalid partition name specified"
+    assert refusal(1, lasting) == "Batch job submission failed: Invalid partition name specified"
+    assert refusal(1, "sbatch: error: Requested node configuration is not available") is not None
+    for passing in (
+        "sbatch: error: Batch job submission failed: Unable to contact slurm controller",
+        "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation",
+        "sbatch: error: something nobody has seen before",
+        "",
+    ):
+        assert refusal(1, passing) is None
 
 
 def test_a_pass_makes_one_squeue_call_for_all_the_runs_jobs(

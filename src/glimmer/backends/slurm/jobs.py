@@ -12,7 +12,10 @@ Slurm lists ended jobs for MinJobAge, 300 s by default), means the execution exi
 resumed engine never submits twice; a crash between ``sbatch`` and the record's update is found
 by name (the name is the engine's deterministic execution name, the run uid is the job's
 ``--comment``). A record with no job id and no job of its name reads as absent: nothing ever
-ran under it, and the engine's next create submits it.
+ran under it, and the engine's next create submits it. What cannot run at all — a readiness
+probe of a kind the script does not run, a job sbatch refuses for good (an invalid gres,
+partition or time limit: :func:`refusal`) — is recorded as ended at once, exit -1: an Error
+attempt, never a pass that stops and retries forever.
 
 The engine cordons a node (drains it) before it creates the node's execution, and a drained
 Slurm node runs no new job at all. So the submit happens inside ``doors.opened(node, owner)``,
@@ -51,7 +54,7 @@ from typing import Any, Protocol
 from glimmer.backends.common.clock import SubstrateClock
 from glimmer.backends.common.files import locked, read_json, write_atomically, write_json
 from glimmer.backends.local.specs import spec_from_json, spec_to_json
-from glimmer.backends.slurm.commands import Slurm, records
+from glimmer.backends.slurm.commands import Slurm, SlurmCommandError, records
 from glimmer.backends.slurm.job_script import (
     Job,
     JobFiles,
@@ -85,6 +88,10 @@ STOP_WAIT = 10.0  # seconds a delete waits for a cancelled job to end before rem
 POLL = 0.1
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
 PROBE_UNSUPPORTED = "ProbeUnsupported"
+SUBMIT_REFUSED = "SubmitRefused"
+# How sbatch words a lasting refusal, and the passing troubles it may also report.
+REFUSAL_WORDS = ("invalid", "not available", "denied", "violates", "exceeds", "not allowed")
+TRANSIENT_WORDS = ("unable to contact", "timed out", "temporarily", "connection", "try again")
 
 
 class Doors(Protocol):
@@ -208,7 +215,10 @@ class SlurmJobs:
                 try:
                     job = self.job(spec)
                 except ProbeUnsupported as e:
-                    write_json(files.record, {**record, "ended": _refused(_host_now(), e)})
+                    write_json(
+                        files.record,
+                        {**record, "ended": _refused(_host_now(), PROBE_UNSUPPORTED, str(e))},
+                    )
                     return
                 record["probe"] = job.probe is not None
                 write_json(files.record, record)  # the intent, before anything is submitted
@@ -223,7 +233,16 @@ class SlurmJobs:
             owner = f"{spec.namespace}/{spec.run}/{spec.run_uid}"
             with self.doors.opened(spec.node, owner) as reservation:
                 submit = job if reservation is None else self.job(spec, reservation)
-                job_id = self.slurm.run(*sbatch_argv(submit)).strip().split(";")[0]
+                done = self.slurm.call(*sbatch_argv(submit), check=False)
+                said = refusal(done.returncode, done.stderr)
+                if said is not None:  # the controller will never take this job as asked
+                    ended = _refused(_host_now(), SUBMIT_REFUSED, f"sbatch refused it: {said}")
+                    write_json(files.record, {**record, "ended": ended})
+                    return
+                if done.returncode != 0:  # transient: the engine's next pass tries again
+                    said = (done.stderr or done.stdout).strip() or "no message"
+                    raise SlurmCommandError(f"sbatch: exit {done.returncode}: {said}")
+                job_id = done.stdout.strip().split(";")[0]
                 write_json(files.record, {**record, "job_id": job_id})
                 if reservation is not None:
                     self._await_allocation(job_id)
@@ -465,16 +484,34 @@ def _mtime(path: Path) -> datetime | None:
     return datetime.fromtimestamp(stamp).astimezone()
 
 
-def _refused(now: datetime, error: Exception) -> dict[str, Any]:
-    """The end of an execution refused before anything was submitted: an Error attempt (exit
-    -1, never ran), as the local substrate reports what it cannot run."""
+def refusal(returncode: int, stderr: str) -> str | None:
+    """What sbatch said when it refused a job for good (an invalid gres, partition, node,
+    reservation or time limit, a policy it violates), or None: accepted, or failed in a way
+    another try may not (the controller unreachable, busy, a timeout). A refusal taken for
+    transient would leave the run waiting for a job that never comes; one taken for a refusal
+    only costs an Error attempt, so the test is the words Slurm uses for the lasting kind."""
+    if returncode == 0:
+        return None
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = lines[-1] if lines else ""
+    text = said.lower()
+    if any(word in text for word in TRANSIENT_WORDS):
+        return None
+    if any(word in text for word in REFUSAL_WORDS):
+        return said.removeprefix("sbatch: error: ")
+    return None
+
+
+def _refused(now: datetime, reason: str, message: str) -> dict[str, Any]:
+    """The end of an execution refused before anything ran: an Error attempt (exit -1, never
+    ran), as the local substrate reports what it cannot run."""
     return {
         "succeeded": False,
         "exit_code": NEVER_SEEN,
         "reason": "",
         "message": "",
-        "container_reason": PROBE_UNSUPPORTED,
-        "container_message": str(error),
+        "container_reason": reason,
+        "container_message": message,
         "started_at": now.isoformat(),
         "finished_at": now.isoformat(),
     }
