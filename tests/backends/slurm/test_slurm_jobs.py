@@ -349,6 +349,23 @@ def test_delete_owned_deletes_that_runs_executions_only(
     assert _until(jobs, n("theirs"), lambda e: e.phase.terminated, uid=OTHER_UID).exit_code == 0
 
 
+def test_a_job_its_drained_node_will_not_take_is_pending_with_the_schedulers_reason(
+    jobs: SlurmJobs, slurm_cluster: SlurmCluster
+) -> None:
+    node = slurm_cluster.nodes[2]
+    slurm_cluster.drain(node, "glimmer test: an administrator's drain")
+    try:
+        jobs.create_execution(spec("held", node, "true"))  # no window: the drain holds it
+        # The scheduler's reason (what the engine shows when it is overdue), once it has one.
+        seen = _until(jobs, n("held"), lambda e: bool(e.scheduler_message))
+        assert seen.phase is ExecPhase.PENDING and not seen.started
+        assert "ReqNodeNotAvail" in seen.scheduler_message
+        jobs.delete_execution(NAMESPACE, n("held"))
+    finally:
+        slurm_cluster.resume(node)
+        slurm_cluster.wait_idle(node)
+
+
 class ReservedDoors:
     """The window S1a's nodes give, done by hand: the node drained, a reservation for the run;
     opened = resumed for the block, drained again after."""
