@@ -64,6 +64,8 @@ def _resources(spec: ExecutionSpec) -> dict[str, Any]:
 
 
 def _container(spec: ExecutionSpec) -> dict[str, Any]:
+    """The runner container. ``command`` and ``args`` are the test's own or absent: a kind's
+    default image is a per-kind tag whose entrypoint runs that kind (contract/images.py)."""
     runner = spec.test_spec.runner
     container: dict[str, Any] = {
         "name": RUNNER_CONTAINER,

@@ -20,7 +20,10 @@
   a bind mount shows a device node, but the container's device cgroup refuses to open it;
 * a mount under ``/dev/infiniband`` asks for unlimited memlock (RDMA registers memory);
 * Pair and Group tests always use the host's network: their rendezvous addresses are this
-  host's loopback addresses.
+  host's loopback addresses;
+* nothing follows the image but the test's own command and args: a kind's default image is a
+  per-kind tag whose entrypoint runs that kind (contract/images.py), so the image alone says
+  what runs, and a test's ``args`` come after the kind, as after ``glimmer-runner <kind>``.
 
 Pure but for the device scan, which is injectable (tests give a fixture tree).
 """
