@@ -340,12 +340,18 @@ def test_delete_cancels_the_job_and_removes_its_files(
 def test_delete_owned_deletes_that_runs_executions_only(
     jobs: SlurmJobs, slurm_cluster: SlurmCluster
 ) -> None:
-    node = slurm_cluster.nodes[0]
-    jobs.create_execution(spec("mine-1", node, "sleep 60"))
-    jobs.create_execution(spec("mine-2", node, "sleep 60"))
-    jobs.create_execution(spec("theirs", node, "exit 0", run_uid=OTHER_UID))
+    first, second, third = slurm_cluster.nodes[:3]
+    jobs.create_execution(spec("mine-1", first, "sleep 60"))
+    jobs.create_execution(spec("mine-2", second, "sleep 60"))
+    jobs.create_execution(spec("theirs", third, "exit 0", run_uid=OTHER_UID))
+    _running(jobs, n("mine-1"))
+    _running(jobs, n("mine-2"))
+    _calls(jobs).clear()
     jobs.delete_owned(NAMESPACE, RUN, UID)
     assert list(jobs.executions(NAMESPACE, RUN, UID)) == []
+    assert not [j for j in slurm_cluster.active_jobs() if " mine-" in j]
+    cancels = [c for c in _calls(jobs) if c[0] == "scancel"]
+    assert len(cancels) == 1 and len(cancels[0]) == 3  # one call for both jobs, by id
     assert _until(jobs, n("theirs"), lambda e: e.phase.terminated, uid=OTHER_UID).exit_code == 0
 
 

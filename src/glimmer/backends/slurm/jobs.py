@@ -400,37 +400,55 @@ class SlurmJobs:
     # -- stopping -------------------------------------------------------------------------------
     def delete_execution(self, namespace: str, name: str) -> None:
         files = self._find(namespace, name)
-        if files is None:
-            return
-        with locked(files.lock):
-            record = self._read(files)
-            if record is None:
-                return
-            # Marked first: a crash before the files go leaves a record a later delete finishes.
-            write_json(files.record, {**record, "deleting": True})
-        run_uid = str(record["spec"].get("run_uid", ""))
-        if not record.get("ended"):
-            # By name: also the job a crash left unrecorded. The wait keeps a cancelled script
-            # from writing its files after they were removed.
-            self.slurm.run("scancel", f"--name={name}")
-            until = time.monotonic() + self.stop_wait
-            while time.monotonic() < until:
-                row = self._by_name(name, run_uid)
-                if row is None or row.ended:
-                    break
-                time.sleep(POLL)
-        shutil.rmtree(files.work, ignore_errors=True)
-        for path in (files.script, files.log, files.exit, files.ready, files.deadline):
-            path.unlink(missing_ok=True)
-        files.record.unlink(missing_ok=True)
-        files.lock.unlink(missing_ok=True)
+        if files is not None:
+            self._delete([files])
 
     def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:
-        """Delete every execution of the run ``run`` with uid ``run_uid``."""
+        """Delete every execution of the run ``run`` with uid ``run_uid``: one scancel and one
+        wait for all of them, however many nodes the run had."""
+        owned = []
         for files in self._of_run(namespace, run):
             record = self._read(files)
             if record is not None and record["spec"].get("run_uid") == run_uid:
-                self.delete_execution(namespace, record["spec"]["name"])
+                owned.append(files)
+        self._delete(owned)
+
+    def _delete(self, doomed: Sequence[JobFiles]) -> None:
+        live: list[dict[str, Any]] = []
+        marked: list[JobFiles] = []
+        for files in doomed:
+            with locked(files.lock):
+                record = self._read(files)
+                if record is None:
+                    continue
+                # Marked first: a crash before the files go leaves a record a later delete
+                # finishes, and no reader records an end for it meanwhile.
+                write_json(files.record, {**record, "deleting": True})
+            marked.append(files)
+            if not record.get("ended"):
+                live.append(record)
+        if live:
+            self._cancel(live)
+        for files in marked:
+            _remove(files)
+
+    def _cancel(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """scancel the jobs of ``records`` and wait (bounded) until none is active any more,
+        so that no cancelled script writes its files after they were removed."""
+        ids = [str(r["job_id"]) for r in records if r.get("job_id")]
+        if ids:
+            self.slurm.run("scancel", *ids)
+        for record in records:
+            if not record.get("job_id"):  # a crash left its job unrecorded: found by name
+                self.slurm.run("scancel", f"--name={record['spec']['name']}")
+        names = [str(r["spec"]["name"]) for r in records]
+        run_uid = str(records[0]["spec"].get("run_uid", ""))
+        until = time.monotonic() + self.stop_wait
+        while time.monotonic() < until:
+            rows = self._rows(names, run_uid)
+            if not any(not row.ended for found in rows.values() for row in found):
+                return
+            time.sleep(POLL)
 
     def read_log(self, namespace: str, name: str) -> str:
         files = self._find(namespace, name)
@@ -466,6 +484,14 @@ def role_node(spec: ExecutionSpec, role: str) -> str | None:
     elif role.startswith("rank-") and role[5:].isdigit():
         index = int(role[5:])
     return nodes[index] if index is not None and index < len(nodes) else None
+
+
+def _remove(files: JobFiles) -> None:
+    shutil.rmtree(files.work, ignore_errors=True)
+    for path in (files.script, files.log, files.exit, files.ready, files.deadline):
+        path.unlink(missing_ok=True)
+    files.record.unlink(missing_ok=True)
+    files.lock.unlink(missing_ok=True)
 
 
 def _runner_exit(files: JobFiles) -> int | None:
