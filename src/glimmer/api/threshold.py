@@ -67,6 +67,22 @@ class Threshold(Wire):
         )
 
 
+# The engine converts a test's gates at every harvest (about 65 times a node in an acceptance
+# run), and a pinned plan's list is one object for the whole run: the conversion is kept per list
+# object. The entry holds the list itself, so its id cannot be reused while it is kept.
+_CONVERTED = 256
+_converted: dict[int, tuple[list[Threshold], tuple[ContractThreshold, ...]]] = {}
+
+
 def to_contract(thresholds: list[Threshold] | None) -> tuple[ContractThreshold, ...]:
     """Convert a (possibly absent) list of gates, keeping their order."""
-    return tuple(t.to_contract() for t in thresholds or ())
+    if not thresholds:
+        return ()
+    kept = _converted.get(id(thresholds))
+    if kept is not None and kept[0] is thresholds and len(kept[1]) == len(thresholds):
+        return kept[1]
+    converted = tuple(t.to_contract() for t in thresholds)
+    if len(_converted) >= _CONVERTED:
+        _converted.clear()
+    _converted[id(thresholds)] = (thresholds, converted)
+    return converted
