@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRunStatus
+from glimmer.api.shared_fields import share_fields_set
 from glimmer.contract.vocab import TERMINAL_PHASES, Phase
 from glimmer.engine.names import result_key
 from glimmer.verdict import ResultView, count_results
@@ -122,6 +123,11 @@ class Book:
 
     def put(self, result: TestResult) -> TestResult:
         """Replace the result of the same identity, or append it."""
+        # Kept for the rest of the run: its fields sets are shared (a set per model was more
+        # memory than the results' values; :mod:`glimmer.api.shared_fields`).
+        share_fields_set(result)
+        for attempt in result.attempts or ():
+            share_fields_set(attempt)
         key = key_of(result)
         pos = self.index.pos.get(key)
         written = len(self.results)
