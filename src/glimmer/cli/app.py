@@ -29,7 +29,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "run",
         "run_cmd",
-        "Run a burn-in profile on the simulated fleet or this host and settle its verdict.",
+        "Run a burn-in profile on the simulated fleet, this host or a Slurm cluster and settle\n"
+        "its verdict.",
     ),
     (
         "validate",
@@ -87,6 +88,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Sinks: serve delivered envelopes as Prometheus metrics; flush the outbox.",
     ),
     ("schedule", "schedule_cmd", "BurnInSchedules: fire runs on a cron schedule."),
+    (
+        "reap",
+        "slurm_run",
+        "Release the nodes runs of a state directory left drained once those runs are gone.",
+    ),
     (
         "certify",
         "certify_cmd",

@@ -400,7 +400,11 @@ def run(
     ] = False,
     seed: SeedOpt = DEFAULT_SEED,
     backend: Annotated[
-        str, typer.Option(help="Where to run: sim (the simulated fleet) or local (this host).")
+        str,
+        typer.Option(
+            help="Where to run: sim (the simulated fleet), local (this host) or slurm (a Slurm "
+            "cluster's nodes, one batch job per execution)."
+        ),
     ] = "sim",
     node: Annotated[
         str | None,
@@ -509,11 +513,31 @@ def run(
             "--state-dir",
             metavar="DIR",
             help="Keep the BurnInRun as DIR/<namespace>/<name>.json, rewritten atomically at "
-            "every step (default: in memory only).",
+            "every step (default: in memory only). --backend slurm: required, a folder on a "
+            "filesystem the nodes share (runs, cordon records, job scripts and output).",
+        ),
+    ] = None,
+    slurm_partition: Annotated[
+        str | None,
+        typer.Option(
+            "--slurm-partition",
+            metavar="NAME",
+            help="--backend slurm: the partition whose nodes are tested and where jobs go "
+            "(default: every node, the default partition).",
+        ),
+    ] = None,
+    runner_path: Annotated[
+        str | None,
+        typer.Option(
+            "--runner-path",
+            metavar="PATH",
+            help="--backend slurm: glimmer-runner as installed on the nodes, an absolute path "
+            "(default: the one beside this glimmer, for an install the nodes share).",
         ),
     ] = None,
 ) -> None:
-    """Run a burn-in profile on the simulated fleet or this host and settle its verdict.
+    """Run a burn-in profile on the simulated fleet, this host or a Slurm cluster and settle
+    its verdict.
 
     Exit codes: 0 Passed, 1 Failed, 2 bad input, 3 Error, 4 Cancelled.
     """
@@ -531,6 +555,12 @@ def run(
         seed=seed,
         pairs=pairs,
     )
+    for slurm_flag, given in (
+        ("--slurm-partition", slurm_partition),
+        ("--runner-path", runner_path),
+    ):
+        if given is not None and backend != "slurm":
+            raise InputError(f"{slurm_flag}: only with --backend slurm")
     if backend == "local":
         from glimmer.cli.local_run import LocalFlags, refuse_sim_flags
 
@@ -566,6 +596,24 @@ def run(
     for flag, value in local_only:
         if value is not None:
             raise InputError(f"{flag}: only with --backend local (a host's own half or results)")
+    if backend == "slurm":
+        from glimmer.cli import slurm_run
+
+        slurm_run.refuse_sim_flags(_sim_only(flags), node)
+        slurm = slurm_run.SlurmFlags(
+            flags.files,
+            profile,
+            nodes,
+            max_concurrent,
+            state_dir,
+            slurm_partition,
+            runner_path,
+            force,
+        )
+        json_out = output is RunOutput.JSON
+        raise typer.Exit(
+            slurm_run.main(slurm, json_out=json_out, dry=dry, report=report, sinks=sink_flags)
+        )
     raise typer.Exit(
         run_main(
             flags,

@@ -55,6 +55,7 @@ __all__ = [
     "LOCAL",
     "REGISTRY",
     "SIM",
+    "SLURM",
     "Drive",
     "Entry",
     "FaultCheck",
@@ -247,6 +248,65 @@ class LocalEntry:
 LOCAL = LocalEntry()
 
 
+class SlurmEntry:
+    """A Slurm cluster's entry: its backend over a state directory the nodes share, the orphan
+    reaper, what keeps a target from starting a run, and the wall-clock driver."""
+
+    def backend(
+        self,
+        state_dir: Path,
+        *,
+        partition: str | None = None,
+        runner_command: Sequence[str] | None = None,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+        sinks: SinkSet | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Any:
+        """The cluster as a substrate, its runs, cordon records and job files under
+        ``state_dir``; ``partition`` limits the nodes and is where jobs go; ``runner_command``
+        starts a runner on a node (default: the glimmer-runner beside this interpreter);
+        ``env`` is added to every Slurm client's environment (``SLURM_CONF``)."""
+        from glimmer.backends.slurm.backend import SlurmBackend
+        from glimmer.backends.slurm.commands import Slurm
+
+        return SlurmBackend(
+            state_dir,
+            Slurm(env=dict(env or {})),
+            partition=partition,
+            runner_command=runner_command,
+            profiles=profiles,
+            tests=tests,
+            sinks=sinks,
+        )
+
+    @property
+    def default_runner(self) -> str:
+        """The runner a job starts by default: glimmer-runner beside this interpreter."""
+        from glimmer.backends.slurm.backend import default_runner_command
+
+        return default_runner_command()[0]
+
+    def reap(self, backend: Any) -> list[str]:
+        """Run the orphan reaper of ``backend``'s store; one line per node it changed."""
+        return [done.line() for done in backend.reap()]
+
+    def refusals(self, backend: Any, names: Sequence[str]) -> list[str]:
+        """Why each of ``names`` cannot take a run now (not a node of the cluster, drained or
+        down by someone else, with the reason); a drain of this store's runs is none."""
+        return list(backend.nodes.refusals(names))
+
+    @property
+    def drive(self) -> Callable[..., Any]:
+        """The wall-clock driver: passes, sleeping for the wake-up asked for, until settled."""
+        from glimmer.backends.common.drivers import drive_wall_clock
+
+        return drive_wall_clock
+
+
+SLURM = SlurmEntry()
+
+
 @dataclass(frozen=True)
 class Entry:
     """One ``--backend`` name: what it is, and its factory (None: not available yet)."""
@@ -264,7 +324,7 @@ REGISTRY: Mapping[str, Entry] = {
     "sim": Entry("sim", "the built-in simulated fleet", SIM.backend),
     "local": Entry("local", "this host: the runner programs as processes", LOCAL.backend),
     "kubernetes": Entry("kubernetes", "a Kubernetes cluster"),
-    "slurm": Entry("slurm", "a Slurm cluster"),
+    "slurm": Entry("slurm", "a Slurm cluster: one batch job per execution", SLURM.backend),
 }
 
 
@@ -288,5 +348,6 @@ def entry(name: str) -> Entry:
 def _not_yet(name: str) -> Entry:
     raise InputError(
         f"--backend {name}: not available yet: 'sim' (the built-in simulated fleet) and "
-        "'local' (this host) run today; the Kubernetes and Slurm backends are planned"
+        "'local' (this host) run today, as does 'slurm' (a Slurm cluster); the Kubernetes "
+        "backend is planned"
     )

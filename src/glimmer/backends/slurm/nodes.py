@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -162,6 +162,31 @@ class SlurmNodes:
     def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
         views = (self.view(n) for n in self.read_all())
         return [v for v in views if selector_matches(v.labels, selector)]
+
+    def refusals(self, names: Sequence[str]) -> list[str]:
+        """Why each of ``names`` cannot take a run now, one line per node that cannot: not a
+        node of the cluster (or of the partition); drained or down by someone else, with the
+        reason Slurm keeps. A drain of this store for a run — the run being resumed, or
+        another, which the engine's admission judges — is no refusal here."""
+        known = {node.name: node for node in self.read_all()}
+        found: list[str] = []
+        where = f" (partition {self.partition})" if self.partition else ""
+        for name in names:
+            node = known.get(name)
+            if node is None:
+                found.append(f"{name}: not a node of the cluster{where}")
+                continue
+            if not (node.state.drained or node.state.down):
+                continue
+            if node.ours(self.store) and node.stamp is not None and node.stamp.owner:
+                continue
+            state = "down" if node.state.down else "drained"
+            if node.stamp is not None and node.stamp.owner:
+                whose = f"by glimmer run {node.stamp.owner} of another state directory"
+                found.append(f"{name}: {state} {whose} (store {node.stamp.store})")
+            else:
+                found.append(f"{name}: {state}, reason {node.reason or 'none given'!r}")
+        return found
 
     # -- writing ------------------------------------------------------------------------------
     def update_node(
