@@ -122,6 +122,9 @@ write_config() {
   local cpus=${GLIMMER_SLURM_CPUS:-$(nproc)} i
   # The settings that keep slurmd away from cgroups: linuxproc, task/none, no accounting
   # gather. batch_sched_delay=0 places a batch job at once instead of on the 3 s tick.
+  # sched_interval=1: a node just resumed answers slurmctld's ping about 0.7 s later, and a job
+  # submitted to it in between was seen to wait for the next main-loop pass (60 s by default)
+  # instead of starting when the node answered; a pass every second bounds that wait.
   cat >"$DIR/etc/slurm.conf" <<EOF
 ClusterName=glimmer
 SlurmctldHost=head($NET.1)
@@ -149,7 +152,7 @@ MpiDefault=none
 SwitchType=switch/none
 MailProg=/bin/true
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,sched_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
