@@ -24,8 +24,8 @@ from pydantic import BaseModel
 class SharedFieldsSet(set[str]):
     """A fields set that many models hold: unchangeable; its copies are plain sets."""
 
-    def __copy__(self) -> set[str]:
-        return set(self)
+    # set.copy makes a plain set even of a subclass (and in C: model_copy calls it per copy).
+    __copy__ = set.copy
 
     def _refuse(self, *args: Any) -> NoReturn:
         raise TypeError(
