@@ -53,6 +53,7 @@ from typing import Any
 
 from glimmer.runners import devices as dv
 from glimmer.runners import nccl_fabric as fabric
+from glimmer.runners import nccl_peer
 from glimmer.runners import nccl_sweep as sweep
 from glimmer.runners import nccl_wire as wire
 from glimmer.runners.deadline import Deadline
@@ -207,7 +208,10 @@ def run_rank(
     try:
         return _sweep(torch, dist, device, cfg, scope.rank == 0, loopback if measured else None)
     except RuntimeError as exc:
-        raise Stop(errored(f"collective failed on rank {scope.rank}: {first_line(exc)}")) from None
+        said = first_line(exc)
+        lost = nccl_peer.lost_peer(said)
+        why = f"{lost}: {said}" if lost else said
+        raise Stop(errored(f"collective failed on rank {scope.rank}: {why}")) from None
     finally:
         with contextlib.suppress(RuntimeError, ValueError):
             dist.destroy_process_group()

@@ -114,9 +114,12 @@ def test_a_rank_cancelled_mid_collective_is_an_error_naming_that_rank_and_no_ran
     assert result.phase is Phase.ERROR, (result.phase, result.message)
     message = result.message or ""
     assert "rank 2 (n3)" in message, message
-    # A cut collective is no hardware finding about anyone: no rank is reported failed.
+    # A cut collective is no hardware finding about anyone: no rank is reported failed, and
+    # the ranks that stayed say whom they lost (nccl_peer), the cancelled rank's node.
     assert not re.search(r"rank \d \(n\d\) failed", message), message
+    assert "(n3) went away" in message, message
     assert engine.returncode != 0
+    print(f"rank 2 cancelled: {message}")
 
 
 def _joined(folder: Path) -> int:
