@@ -115,6 +115,9 @@ def child_pairs(pairs: int) -> str:
 
 
 def child_main(argv: Sequence[str]) -> int:
+    from glimmer.cli.collector import tune
+
+    tune()  # as the console script does: a case pays what a user's command pays
     kind, *args = argv
     if kind == "acceptance":
         note = child_acceptance(int(args[0]), int(args[1]))

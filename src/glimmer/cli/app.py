@@ -177,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         print(VERSION_LINE)
         code = 0
     else:
+        if argv is None:  # this process is the command (not a caller's own, such as a test's)
+            from glimmer.cli.collector import tune
+
+            tune()
         code = _run(args)
     if argv is None:
         sys.exit(code)
