@@ -22,6 +22,7 @@ import pytest
 from glimmer.backends.common.clock import HostClock
 from glimmer.backends.common.files import read_json, write_json
 from glimmer.backends.local.specs import spec_to_json
+from glimmer.backends.slurm import jobs as jobs_module
 from glimmer.backends.slurm.commands import Slurm
 from glimmer.backends.slurm.jobs import SlurmJobs, refusal, role_node
 from glimmer.engine.backend import ExecPhase, Execution, LogUnavailable, Seat
@@ -269,6 +270,24 @@ def test_a_probe_slurm_cannot_run_is_an_error_attempt_with_no_job(
     assert seen is not None and seen.phase is ExecPhase.FAILED and seen.exit_code == -1
     assert seen.container_reason == "ProbeUnsupported" and "httpGet" in seen.container_message
     assert _jobs_named(slurm_cluster, n("http")) == []
+
+
+def test_a_pass_over_many_executions_asks_squeue_in_bounded_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fake squeue that knows no job: no cluster needed to count the calls.
+    (tmp_path / "squeue").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "squeue").chmod(0o755)
+    monkeypatch.setattr(jobs_module, "NAMES_PER_CALL", 2)
+    slurm = CountingSlurm(bin_dir=str(tmp_path))
+    jobs = SlurmJobs(tmp_path / "state", slurm, HostClock(), runner_command=("x",), partition=None)
+    for i in range(5):
+        asked = spec(f"many-{i}", "n1", "true")
+        record = {"spec": spec_to_json(asked), "created_at": datetime.now(UTC).isoformat()}
+        write_json(jobs.files(NAMESPACE, RUN, asked.name).record, {**record, "job_id": str(i)})
+    seen = jobs.executions(NAMESPACE, RUN, UID)
+    assert {e.reason for e in seen} == {"Vanished"}
+    assert [len(c[5].split(",")) for c in slurm.calls] == [2, 2, 1]
 
 
 def test_a_job_sbatch_refuses_for_good_is_an_error_attempt(

@@ -86,6 +86,7 @@ from glimmer.engine.backend import (
 ALLOCATION_WAIT = 5.0  # seconds a submit waits inside the node's window for an allocation
 STOP_WAIT = 10.0  # seconds a delete waits for a cancelled job to end before removing files
 POLL = 0.1
+NAMES_PER_CALL = 1024  # job names per squeue call: about 64 KiB of names at most
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
 PROBE_UNSUPPORTED = "ProbeUnsupported"
 SUBMIT_REFUSED = "SubmitRefused"
@@ -279,16 +280,15 @@ class SlurmJobs:
         return ExecutionIndex(found)
 
     def _rows(self, names: Sequence[str], run_uid: str) -> dict[str, list[QueueRow]]:
-        """The jobs of ``names`` in ONE squeue call (none when every execution has ended)."""
-        if not names:
-            return {}
-        text = self.slurm.run(
-            "squeue", "-h", "-t", "all", "-n", ",".join(names), "-o", SQUEUE_FORMAT
-        )
+        """The jobs of ``names``: ONE squeue call (none when every execution has ended), or one
+        per :data:`NAMES_PER_CALL` names, since one argument may not exceed 128 KiB on Linux."""
         rows: dict[str, list[QueueRow]] = {}
-        for row in parse_rows(text):
-            if row.comment == run_uid:
-                rows.setdefault(row.name, []).append(row)
+        for first in range(0, len(names), NAMES_PER_CALL):
+            chunk = ",".join(names[first : first + NAMES_PER_CALL])
+            text = self.slurm.run("squeue", "-h", "-t", "all", "-n", chunk, "-o", SQUEUE_FORMAT)
+            for row in parse_rows(text):
+                if row.comment == run_uid:
+                    rows.setdefault(row.name, []).append(row)
         return rows
 
     def _spec(self, record: Mapping[str, Any]) -> ExecutionSpec:
@@ -321,8 +321,8 @@ class SlurmJobs:
             end = vanished(_runner_exit(files))
             finished = _mtime(files.exit) or _host_now()
             return self._record_end(files, base, end, None, finished)
-        if job_id != row.job_id:  # found by name: a crash came between sbatch and the record
-            self._update(files, job_id=row.job_id)
+        if not job_id:  # found by name: a crash came between sbatch and the record
+            self._adopt(files, row.job_id)
         if row.ended:
             slurm_exit = None if files.exit.exists() else self._slurm_exit(row.job_id)
             end = ending(
@@ -391,11 +391,12 @@ class SlurmJobs:
             container_message=str(ended.get("container_message") or ""),
         )
 
-    def _update(self, files: JobFiles, **changes: Any) -> None:
+    def _adopt(self, files: JobFiles, job_id: str) -> None:
+        """Record the job found by name as the execution's (unless a writer got there first)."""
         with locked(files.lock):
             record = self._read(files)
-            if record is not None:
-                write_json(files.record, {**record, **changes})
+            if record is not None and not record.get("job_id") and not record.get("deleting"):
+                write_json(files.record, {**record, "job_id": job_id})
 
     # -- stopping -------------------------------------------------------------------------------
     def delete_execution(self, namespace: str, name: str) -> None:
