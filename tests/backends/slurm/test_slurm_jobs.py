@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,24 @@ def test_an_intent_nothing_was_submitted_for_reads_as_absent_and_is_submitted_on
     jobs.create_execution(asked)
     assert _ended(jobs, n("intent")).phase is ExecPhase.SUCCEEDED
     assert len(_jobs_named(slurm_cluster, n("intent"))) == 1
+
+
+def test_an_sbatch_a_killed_engine_may_still_have_running_is_not_doubled(
+    jobs: SlurmJobs, slurm_cluster: SlurmCluster
+) -> None:
+    asked = spec("inflight", slurm_cluster.nodes[0], "exit 0")
+    files = jobs.files(NAMESPACE, RUN, n("inflight"))
+    record = {"spec": spec_to_json(asked), "created_at": datetime.now(UTC).isoformat()}
+    # The engine died during sbatch, an instant ago: its sbatch may still be on its way.
+    write_json(files.record, {**record, "submitting": datetime.now(UTC).isoformat()})
+    jobs.create_execution(asked)
+    assert _jobs_named(slurm_cluster, n("inflight")) == []
+    # Long enough ago that any sbatch it started has ended: none landed, so submit it now.
+    long_ago = datetime.now(UTC) - timedelta(seconds=jobs.slurm.timeout + 60)
+    write_json(files.record, {**record, "submitting": long_ago.isoformat()})
+    jobs.create_execution(asked)
+    assert _ended(jobs, n("inflight")).phase is ExecPhase.SUCCEEDED
+    assert len(_jobs_named(slurm_cluster, n("inflight"))) == 1
 
 
 def test_a_cancelled_job_is_failed_not_succeeded(

@@ -12,7 +12,9 @@ Slurm lists ended jobs for MinJobAge, 300 s by default), means the execution exi
 resumed engine never submits twice; a crash between ``sbatch`` and the record's update is found
 by name (the name is the engine's deterministic execution name, the run uid is the job's
 ``--comment``). A record with no job id and no job of its name reads as absent: nothing ever
-ran under it, and the engine's next create submits it. What cannot run at all — a readiness
+ran under it, and the engine's next create submits it — unless its sbatch began less than a
+call's timeout ago (an engine killed during sbatch leaves the sbatch running: it may still
+land, and is then found by name). What cannot run at all — a readiness
 probe of a kind the script does not run, a job sbatch refuses for good (an invalid gres,
 partition or time limit: :func:`refusal`) — is recorded as ended at once, exit -1: an Error
 attempt, never a pass that stops and retries forever.
@@ -86,6 +88,7 @@ from glimmer.engine.backend import (
 ALLOCATION_WAIT = 5.0  # seconds a submit waits inside the node's window for an allocation
 STOP_WAIT = 10.0  # seconds a delete waits for a cancelled job to end before removing files
 POLL = 0.1
+SUBMIT_MARGIN = 5.0  # seconds beyond the call timeout an orphaned sbatch is waited for
 NAMES_PER_CALL = 1024  # job names per squeue call: about 64 KiB of names at most
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
 PROBE_UNSUPPORTED = "ProbeUnsupported"
@@ -229,6 +232,10 @@ class SlurmJobs:
             if found is not None:  # submitted before the record was updated (a crash)
                 write_json(files.record, {**record, "job_id": found.job_id})
                 return
+            if self._in_flight(record):
+                return  # an sbatch of a process that died may still land: not a second one
+            record["submitting"] = _host_now().isoformat()
+            write_json(files.record, record)
             write_atomically(files.script, render(job))
             files.script.chmod(0o755)
             owner = f"{spec.namespace}/{spec.run}/{spec.run_uid}"
@@ -241,12 +248,24 @@ class SlurmJobs:
                     write_json(files.record, {**record, "ended": ended})
                     return
                 if done.returncode != 0:  # transient: the engine's next pass tries again
+                    write_json(files.record, {k: v for k, v in record.items() if k != "submitting"})
                     said = (done.stderr or done.stdout).strip() or "no message"
                     raise SlurmCommandError(f"sbatch: exit {done.returncode}: {said}")
                 job_id = done.stdout.strip().split(";")[0]
                 write_json(files.record, {**record, "job_id": job_id})
                 if reservation is not None:
                     self._await_allocation(job_id)
+
+    def _in_flight(self, record: Mapping[str, Any]) -> bool:
+        """Whether the record's last sbatch may still be running: it was started less than a
+        call's timeout (plus a margin) ago by a process that did not live to record its answer.
+        A SIGKILLed engine leaves its sbatch child running; submitting again before that child
+        is done could submit the execution twice."""
+        began = record.get("submitting")
+        if not began:
+            return False
+        age = (_host_now() - datetime.fromisoformat(str(began))).total_seconds()
+        return age < self.slurm.timeout + SUBMIT_MARGIN
 
     def _by_name(self, name: str, run_uid: str) -> QueueRow | None:
         text = self.slurm.run("squeue", "-h", "-t", "all", "-n", name, "-o", SQUEUE_FORMAT)
