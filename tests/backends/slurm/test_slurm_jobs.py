@@ -56,7 +56,7 @@ def _jobs(cluster: SlurmCluster, state: Path, **options: Any) -> SlurmJobs:
         state,
         slurm,
         HostClock(),
-        runner_command=("/bin/false",),  # every spec here names its own command
+        runner_command=options.pop("runner_command", ("/bin/false",)),  # specs name their own
         partition=cluster.partition,
         **options,
     )
@@ -126,6 +126,24 @@ def test_each_execution_is_a_job_on_its_node_with_its_environment(
         (job_id,) = _jobs_named(slurm_cluster, n(f"env-{node}"))
         shown = slurm_cluster.slurm.run("scontrol", "show", "job", "-o", job_id)
         assert f"Comment={UID}" in shown and f"NodeList={node}" in shown
+
+
+def test_the_installed_runner_runs_the_kind_on_its_node(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    runner = str(Path(sys.executable).parent / "glimmer-runner")  # the nodes share this install
+    jobs = _jobs(slurm_cluster, tmp_path / "state", runner_command=(runner,))
+    node = slurm_cluster.nodes[1]
+    asked = spec("installed", node, "unused", env=(("BURNIN_DURATION_SECONDS", "1"),))
+    asked = dataclasses.replace(asked, command=())  # no command of its own: glimmer-runner <kind>
+    try:
+        jobs.create_execution(asked)
+        ended = _ended(jobs, n("installed"))
+        assert ended.exit_code in (0, 1, 2, 3)  # a verdict of the runner's own, whichever
+        assert "host_health_stage=done" in jobs.read_log(NAMESPACE, n("installed"))
+        assert jobs.argv(asked) == [runner, "host-health"]
+    finally:
+        jobs.delete_owned(NAMESPACE, RUN, UID)
 
 
 def test_the_runners_exit_codes_0_to_3_are_carried_exactly(
