@@ -19,7 +19,6 @@ import dataclasses
 import hashlib
 import heapq
 import random
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -86,25 +85,13 @@ def quiet_runner(request: RunnerRequest) -> RunnerReply:
 
 @dataclass
 class _Exec:
-    """The simulator's own mutable record of one execution.
-
-    A terminated execution's log is kept compressed: the simulator holds every execution until
-    its run is reaped (terminated pods are the post-mortem, §2.7), and a 16,384-node run's logs
-    were 80 MB as text; the engine reads each one about once."""
+    """The simulator's own mutable record of one execution."""
 
     view: Execution
-    packed_log: bytes = b""
+    log: str = ""
     log_unreadable: bool = False
     hung: bool = False
     finish_at: float | None = None
-
-    @property
-    def log(self) -> str:
-        return zlib.decompress(self.packed_log).decode() if self.packed_log else ""
-
-    @log.setter
-    def log(self, text: str) -> None:
-        self.packed_log = zlib.compress(text.encode(), 1) if text else b""
 
 
 class SimExecutions:
