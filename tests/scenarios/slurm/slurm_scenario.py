@@ -190,6 +190,19 @@ class Sampler:
             thread.join(timeout=30)
 
 
+def pending_on_drained(cluster: SlurmCluster) -> list[str]:
+    """``id name node`` of every pending job whose requested node is drained with our stamp:
+    Slurm will never start it while the drain holds."""
+    drained = stamps(cluster)
+    out = cluster.slurm.run("squeue", "-h", "-t", "pending", "-o", "%i|%j|%n")
+    stuck = []
+    for line in out.splitlines():
+        job, name, node = [*line.split("|"), "", ""][:3]
+        if node.strip() in drained:
+            stuck.append(f"{job} {name} {node.strip()}")
+    return stuck
+
+
 def job_names(cluster: SlurmCluster, comment: str | None = None) -> list[str]:
     """Every job name Slurm still lists (ended ones too, for MinJobAge), optionally only those
     whose comment (the run uid) is ``comment``."""

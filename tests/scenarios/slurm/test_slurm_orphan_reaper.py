@@ -26,14 +26,25 @@ def _owned_by(cluster: SlurmCluster, node: str, run: str) -> bool:
     return f"/{run}/" in stamps(cluster).get(node, "")
 
 
+def _running(cluster: SlurmCluster, name: str, node: str) -> bool:
+    out = cluster.slurm.run("squeue", "-h", "-t", "running", "-o", "%j|%N")
+    return any(
+        job.startswith(f"{name}-slurm-") and where == node
+        for job, _, where in (line.partition("|") for line in out.splitlines())
+    )
+
+
 def _started_and_killed(
     cluster: SlurmCluster, state: Path, profile: Path, name: str, node: str
 ) -> str:
-    """Start a run of profile ``name`` on ``node``, wait until it has drained it, SIGKILL the
-    engine; the run's name."""
+    """Start a run of profile ``name`` on ``node``, wait until it has drained it and its job
+    runs there, SIGKILL the engine; the run's name. (Killed while its job runs, not inside the
+    short window in which the node is resumed for the submit: that case is the kill scenario's.)"""
     engine = start_glimmer(cluster, state, [profile], [node], 1)
     try:
         wait_for(f"{node} drained by our stamp", lambda: node in stamps(cluster), 60)
+        wait_for(f"a job of {name} running on {node}", lambda: _running(cluster, name, node), 60)
+        wait_for(f"{node} drained again", lambda: node in stamps(cluster), 30)
     finally:
         engine.kill()
         engine.communicate(timeout=30)
