@@ -24,22 +24,46 @@ when its run store is its own). The entry provides:
 * ``refuse_sinks(backend)``: make every sink the backend delivers to fail from now on;
 * ``detects_stale_writes``: whether a write carrying an old resourceVersion raises Conflict
   (Kubernetes and the file store do; a substrate that does not says False and the stale-write
-  test then holds that such a write is accepted and still bumps the version).
+  test then holds that such a write is accepted and still bumps the version);
+* ``uses_cluster``: whether it runs on the real Slurm cluster (``tests/slurm_cluster.py``): the
+  ``substrate`` fixture then holds the cluster for the test, binds ``make`` to it, and gives
+  the cluster back clean afterwards (no job, no reservation, every node resumed).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from substrates import STORES, SUBSTRATES, StoreSubstrate, Substrate, World
+from substrates import (
+    STORES,
+    SUBSTRATES,
+    StoreSubstrate,
+    Substrate,
+    World,
+    slurm_maker,
+    slurm_submit,
+)
 
 from glimmer.engine.backend import Backend, RunStore
 
 
 @pytest.fixture(params=SUBSTRATES, ids=lambda s: s.name)
-def substrate(request: pytest.FixtureRequest) -> Substrate:
-    return request.param  # type: ignore[no-any-return]
+def substrate(request: pytest.FixtureRequest) -> Iterator[Substrate]:
+    found: Substrate = request.param
+    if not found.uses_cluster:
+        yield found
+        return
+    # The real Slurm cluster: held by this test alone for its whole duration (the fixture's
+    # lock), and given back clean — the suite's tests leave cordons and jobs behind by design,
+    # which the cluster fixture would otherwise count against them.
+    cluster = request.getfixturevalue("slurm_cluster")
+    salt = secrets.token_hex(3)
+    yield dataclasses.replace(found, make=slurm_maker(cluster), submit=slurm_submit(salt))
+    cluster.restore()
 
 
 @pytest.fixture(params=STORES, ids=lambda s: s.name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -13,12 +14,23 @@ from typing import Any
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.base import selector_matches
 from glimmer.backends.common.drivers import drive as virtual_clock_drive
 from glimmer.backends.common.drivers import drive_wall_clock
 from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.local.backend import LocalBackend
 from glimmer.backends.sim.backend import SimBackend
-from glimmer.engine.backend import Backend, ExecutionSpec, NodeView, RunStore
+from glimmer.backends.slurm.backend import SlurmBackend
+from glimmer.backends.slurm.commands import Slurm
+from glimmer.engine.backend import (
+    Backend,
+    Execution,
+    ExecutionIndex,
+    ExecutionSpec,
+    NodeView,
+    NotFound,
+    RunStore,
+)
 from glimmer.engine.reconciler import Engine
 from glimmer.sinks.envelope import Transition
 
@@ -110,6 +122,7 @@ class Substrate:
     let_time_pass: Callable[[Any, float], None]
     refuse_sinks: Callable[[Any], None]
     detects_stale_writes: bool
+    uses_cluster: bool = False  # a real Slurm cluster: the test holds it (conftest.py)
 
 
 def _sim(tmp_path: Path, world: World) -> SimBackend:
@@ -221,6 +234,141 @@ def _local_refuse(backend: Any) -> None:
     _underlying(backend).delivery.sinks = RefusingSinks()
 
 
+# -- slurm: a real Slurm cluster (tests/slurm_cluster.py), one batch job per execution ----------
+# The world's nodes are the cluster's first three under the world's names and labels
+# (RenamedNodes), so the tests read as they do everywhere. Time is scaled as on the local
+# substrate, less steeply: an execution's submit waits for its node's window (the drain lifted,
+# the job allocated: about a second), so at SLURM_SCALE engine seconds per host second a 300 s
+# test's 720 s window is 7.2 host seconds, ample for a runner of SLURM_RUNNER_SECONDS (402
+# engine seconds, so the 400 s run deadline still falls while the first wave runs).
+SLURM_SCALE = 100.0
+SLURM_RUNNER_SECONDS = 4.02
+SLURM_RUNNER = f"import time\ntime.sleep({SLURM_RUNNER_SECONDS})\n"
+
+
+class SlurmFastClock(LocalFastClock):
+    """SLURM_SCALE engine seconds per host second."""
+
+    def from_host(self, moment: datetime) -> datetime:
+        return self.origin + (moment - self.origin) * SLURM_SCALE
+
+    def host_seconds(self, seconds: float) -> float:
+        return seconds / SLURM_SCALE
+
+
+class RenamedNodes:
+    """The slurm backend with the world's node names and labels on the cluster's nodes: every
+    node call and every execution's node translated on the way in and back on the way out
+    (the engine and the tests see ``node-000``; Slurm runs the job on ``n1``). Everything else
+    is the backend's own."""
+
+    def __init__(self, inner: SlurmBackend, names: Mapping[str, str], world: World) -> None:
+        self.inner = inner
+        self.to_slurm = dict(names)
+        self.to_world = {v: k for k, v in names.items()}
+        self.labels = {n.name: dict(n.labels) for n in world.nodes}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _view(self, view: NodeView) -> NodeView:
+        name = self.to_world[view.name]
+        labels = {**view.labels, "kubernetes.io/hostname": name, **self.labels[name]}
+        return dataclasses.replace(view, name=name, labels=labels)
+
+    def _spec(self, spec: ExecutionSpec, names: Mapping[str, str]) -> ExecutionSpec:
+        return dataclasses.replace(
+            spec,
+            node=names.get(spec.node, spec.node),
+            unit_nodes=tuple(names.get(n, n) for n in spec.unit_nodes),
+        )
+
+    def get_node(self, name: str) -> NodeView | None:
+        slurm = self.to_slurm.get(name)
+        found = self.inner.get_node(slurm) if slurm is not None else None
+        return self._view(found) if found is not None else None
+
+    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
+        views = [self._view(v) for v in self.inner.list_nodes() if v.name in self.to_world]
+        return [v for v in views if selector_matches(v.labels, selector)]
+
+    def update_node(self, name: str, **changes: Any) -> NodeView:
+        slurm = self.to_slurm.get(name)
+        if slurm is None:
+            raise NotFound(f"node {name} not found")
+        return self._view(self.inner.update_node(slurm, **changes))
+
+    def create_execution(self, spec: ExecutionSpec) -> None:
+        self.inner.create_execution(self._spec(spec, self.to_slurm))
+
+    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
+        found: list[Execution] = [
+            dataclasses.replace(e, spec=self._spec(e.spec, self.to_world))
+            for e in self.inner.executions(namespace, run, run_uid)
+        ]
+        return ExecutionIndex(found)
+
+
+def slurm_maker(cluster: Any) -> Callable[[Path, World], Backend]:
+    """The slurm substrate's ``make`` on ``cluster`` (a tests.slurm_cluster.SlurmCluster; None
+    for the run store alone, which never calls Slurm)."""
+
+    def make(tmp_path: Path, world: World) -> Backend:
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        script = tmp_path / "conformance_runner.py"
+        script.write_text(SLURM_RUNNER)
+        slurm = cluster.slurm if cluster is not None else Slurm()
+        backend = SlurmBackend(
+            tmp_path / "state",
+            slurm,
+            partition=cluster.partition if cluster is not None else None,
+            runner_command=[sys.executable, str(script)],
+            profiles=world.profiles,
+            tests=dict(world.tests),
+            clock=SlurmFastClock(),
+        )
+        slurm_nodes = cluster.nodes if cluster is not None else ()
+        names = {n.name: s for n, s in zip(world.nodes, slurm_nodes, strict=False)}
+        return RenamedNodes(backend, names, world)  # type: ignore[return-value]
+
+    return make
+
+
+def slurm_submit(salt: str) -> Callable[[Any, BurnInRun], BurnInRun]:
+    """The slurm substrate's ``submit``: a uid from the name and ``salt``, one salt per test.
+    Slurm remembers ended jobs (MinJobAge) cluster-wide and a job is found by its name and its
+    run's uid, so a fixed uid would meet the jobs of an earlier test's run of the same name;
+    every instance within one test gets the same uid, so the same names."""
+
+    def submit(backend: Any, run: BurnInRun) -> BurnInRun:
+        meta = run.metadata.model_copy(update={"uid": f"uid-{run.name}-{salt}"})
+        return backend.submit(run.model_copy(update={"metadata": meta}))  # type: ignore[no-any-return]
+
+    return submit
+
+
+def _slurm_drive(backend: Any, engine: Engine, namespace: str, name: str) -> BurnInRun:
+    final = drive_wall_clock(
+        backend,
+        engine,
+        namespace,
+        name,
+        poll=LOCAL_POLL * SLURM_SCALE,
+        sleep=lambda seconds: time.sleep(seconds / SLURM_SCALE),
+        max_passes=MAX_PASSES,
+    )
+    assert final is not None
+    return final
+
+
+def _slurm_let_time_pass(backend: Any, seconds: float) -> None:
+    # Host time passes as it does, until no job of the cluster is left (the lock is ours).
+    slurm = backend.slurm  # through any wrapper, to the SlurmBackend's
+    until = time.monotonic() + seconds / SLURM_SCALE
+    while time.monotonic() < until and slurm.run("squeue", "-h", "-o", "%i").strip():
+        time.sleep(0.1)
+
+
 SUBSTRATES: tuple[Substrate, ...] = (
     Substrate("sim", make=_sim, **SIM),  # type: ignore[arg-type]
     Substrate("sim+file-store", make=_sim_on_files, **SIM),  # type: ignore[arg-type]
@@ -233,6 +381,16 @@ SUBSTRATES: tuple[Substrate, ...] = (
         let_time_pass=_local_let_time_pass,
         refuse_sinks=_local_refuse,
         detects_stale_writes=True,
+    ),
+    Substrate(
+        "slurm",
+        make=slurm_maker(None),  # conftest.py binds it to the cluster the test holds
+        submit=lambda backend, run: backend.submit(_with_uid(run)),
+        drive=_slurm_drive,
+        let_time_pass=_slurm_let_time_pass,
+        refuse_sinks=_local_refuse,
+        detects_stale_writes=True,
+        uses_cluster=True,
     ),
 )
 
