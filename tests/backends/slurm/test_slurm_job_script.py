@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from glimmer.backends.slurm.job_files import JobFiles
 from glimmer.backends.slurm.job_script import (
     Job,
-    JobFiles,
     Probe,
     ProbeUnsupported,
     probe_of,

@@ -11,8 +11,10 @@ what Slurm cannot tell us:
   own ExitCode is the script's, and the script never gets to report anything when it is
   cancelled, timed out or its node fails.
 * ``<name>.deadline``: present when the script's own watchdog stopped the runner at the spec's
-  deadline (SIGTERM, then SIGKILL after the stop grace). Slurm's ``--time`` counts whole
-  minutes, so it is only the backstop, set a little beyond the watchdog.
+  deadline (SIGTERM, then SIGKILL after the stop grace). That deadline is the engine's active
+  deadline — the duration + 120 s, + the 300 s rendezvous grace of §2.9 at Group scope, since
+  ranks wait for peers not created yet. Slurm's ``--time`` counts whole minutes, so it is only
+  the backstop, set a little beyond the watchdog.
 * ``<name>.ready``: present once the test's readiness probe passed ON THE NODE (an ``exec``
   command, run in the runner's environment, or a ``tcpSocket`` connect). Without a probe the
   script writes nothing: ready is running, as a pod without a readiness probe is Ready once its
@@ -32,8 +34,9 @@ import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from glimmer.backends.slurm.job_files import JobFiles
 
 STOP_GRACE = 5  # seconds between the watchdog's SIGTERM and its SIGKILL
 TIME_SLACK = 30  # seconds Slurm's --time gives beyond the watchdog, before it steps in
@@ -95,45 +98,6 @@ def probe_of(passthrough: Mapping[str, Any] | None) -> Probe | None:
 def _seconds(probe: Mapping[str, Any], key: str, default: int) -> int:
     value = probe.get(key, default)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-@dataclass(frozen=True)
-class JobFiles:
-    """Where one execution's files are: ``<state>/executions/<ns>/<run>/<name>.*``."""
-
-    record: Path
-
-    def _with(self, suffix: str) -> Path:
-        return self.record.with_suffix(suffix)
-
-    @property
-    def script(self) -> Path:
-        return self._with(".sh")
-
-    @property
-    def log(self) -> Path:
-        return self._with(".log")
-
-    @property
-    def exit(self) -> Path:
-        return self._with(".exit")
-
-    @property
-    def ready(self) -> Path:
-        return self._with(".ready")
-
-    @property
-    def deadline(self) -> Path:
-        return self._with(".deadline")
-
-    @property
-    def work(self) -> Path:
-        """The runner's working directory (created by the script, on its node)."""
-        return self._with(".work")
-
-    @property
-    def lock(self) -> Path:
-        return self._with(".lock")
 
 
 @dataclass(frozen=True)

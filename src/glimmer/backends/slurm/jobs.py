@@ -45,7 +45,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -54,12 +53,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from glimmer.backends.common.clock import SubstrateClock
-from glimmer.backends.common.files import locked, read_json, write_atomically, write_json
+from glimmer.backends.common.files import locked, write_atomically, write_json
 from glimmer.backends.local.specs import spec_from_json, spec_to_json
 from glimmer.backends.slurm.commands import Slurm, SlurmCommandError, records
+from glimmer.backends.slurm.job_files import JobDir, JobFiles
 from glimmer.backends.slurm.job_script import (
     Job,
-    JobFiles,
     ProbeUnsupported,
     probe_of,
     render,
@@ -132,6 +131,7 @@ class SlurmJobs:
         stop_wait: float = STOP_WAIT,
     ) -> None:
         self.root = Path(state_dir) / "executions"
+        self.dir = JobDir(self.root)
         self.slurm = slurm
         self.clock = clock
         self.runner_command = tuple(runner_command)
@@ -144,23 +144,7 @@ class SlurmJobs:
 
     # -- files ----------------------------------------------------------------------------------
     def files(self, namespace: str, run: str, name: str) -> JobFiles:
-        return JobFiles(self.root / (namespace or "default") / run / f"{name}.json")
-
-    def _find(self, namespace: str, name: str) -> JobFiles | None:
-        for path in (self.root / (namespace or "default")).glob(f"*/{name}.json"):
-            return JobFiles(path)
-        return None
-
-    def _of_run(self, namespace: str, run: str) -> list[JobFiles]:
-        folder = self.root / (namespace or "default") / run
-        if not folder.is_dir():
-            return []
-        return [JobFiles(p) for p in sorted(folder.glob("*.json")) if not p.name.startswith(".")]
-
-    @staticmethod
-    def _read(files: JobFiles) -> dict[str, Any] | None:
-        value = read_json(files.record)
-        return value if isinstance(value, dict) and "spec" in value else None
+        return self.dir.of(namespace, run, name)
 
     # -- launching ------------------------------------------------------------------------------
     def argv(self, spec: ExecutionSpec) -> list[str]:
@@ -211,7 +195,7 @@ class SlurmJobs:
     def create_execution(self, spec: ExecutionSpec) -> None:
         files = self.files(spec.namespace, spec.run, spec.name)
         with locked(files.lock):
-            record = self._read(files)
+            record = files.read()
             if record is not None and (record.get("job_id") or record.get("ended")):
                 return  # submitted (or refused) before: left as it is
             if record is None:
@@ -285,8 +269,8 @@ class SlurmJobs:
     # -- observing ------------------------------------------------------------------------------
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
         owned: list[tuple[JobFiles, dict[str, Any]]] = []
-        for files in self._of_run(namespace, run):
-            record = self._read(files)
+        for files in self.dir.of_run(namespace, run):
+            record = files.read()
             if record is not None and record["spec"].get("run_uid") == run_uid:
                 owned.append((files, record))
         live = [record["spec"]["name"] for _, record in owned if not record.get("ended")]
@@ -337,8 +321,8 @@ class SlurmJobs:
         if row is None:
             if not job_id:
                 return None  # an intent nothing was ever submitted for (module docstring)
-            end = vanished(_runner_exit(files))
-            finished = _mtime(files.exit) or _host_now()
+            end = vanished(files.runner_exit())
+            finished = files.exited_at() or _host_now()
             return self._record_end(files, base, end, None, finished)
         if not job_id:  # found by name: a crash came between sbatch and the record
             self._adopt(files, row.job_id)
@@ -346,7 +330,7 @@ class SlurmJobs:
             slurm_exit = None if files.exit.exists() else self._slurm_exit(row.job_id)
             end = ending(
                 row.state,
-                _runner_exit(files),
+                files.runner_exit(),
                 slurm_exit=slurm_exit,
                 deadline_kill=files.deadline.exists(),
                 deadline_seconds=spec.deadline_seconds,
@@ -385,7 +369,7 @@ class SlurmJobs:
             "finished_at": finished.isoformat(),
         }
         with locked(files.lock):
-            record = self._read(files)
+            record = files.read()
             if record is None or record.get("deleting"):
                 return None
             if not record.get("ended"):  # a concurrent reader may have written it first
@@ -413,13 +397,13 @@ class SlurmJobs:
     def _adopt(self, files: JobFiles, job_id: str) -> None:
         """Record the job found by name as the execution's (unless a writer got there first)."""
         with locked(files.lock):
-            record = self._read(files)
+            record = files.read()
             if record is not None and not record.get("job_id") and not record.get("deleting"):
                 write_json(files.record, {**record, "job_id": job_id})
 
     # -- stopping -------------------------------------------------------------------------------
     def delete_execution(self, namespace: str, name: str) -> None:
-        files = self._find(namespace, name)
+        files = self.dir.find(namespace, name)
         if files is not None:
             self._delete([files])
 
@@ -427,8 +411,8 @@ class SlurmJobs:
         """Delete every execution of the run ``run`` with uid ``run_uid``: one scancel and one
         wait for all of them, however many nodes the run had."""
         owned = []
-        for files in self._of_run(namespace, run):
-            record = self._read(files)
+        for files in self.dir.of_run(namespace, run):
+            record = files.read()
             if record is not None and record["spec"].get("run_uid") == run_uid:
                 owned.append(files)
         self._delete(owned)
@@ -438,7 +422,7 @@ class SlurmJobs:
         marked: list[JobFiles] = []
         for files in doomed:
             with locked(files.lock):
-                record = self._read(files)
+                record = files.read()
                 if record is None:
                     continue
                 # Marked first: a crash before the files go leaves a record a later delete
@@ -450,7 +434,7 @@ class SlurmJobs:
         if live:
             self._cancel(live)
         for files in marked:
-            _remove(files)
+            files.remove()
 
     def _cancel(self, records: Sequence[Mapping[str, Any]]) -> None:
         """scancel the jobs of ``records`` and wait (bounded) until none is active any more,
@@ -471,7 +455,7 @@ class SlurmJobs:
             time.sleep(POLL)
 
     def read_log(self, namespace: str, name: str) -> str:
-        files = self._find(namespace, name)
+        files = self.dir.find(namespace, name)
         if files is None:
             raise LogUnavailable(f"execution {name} not found")
         try:
@@ -504,30 +488,6 @@ def role_node(spec: ExecutionSpec, role: str) -> str | None:
     elif role.startswith("rank-") and role[5:].isdigit():
         index = int(role[5:])
     return nodes[index] if index is not None and index < len(nodes) else None
-
-
-def _remove(files: JobFiles) -> None:
-    shutil.rmtree(files.work, ignore_errors=True)
-    for path in (files.script, files.log, files.exit, files.ready, files.deadline):
-        path.unlink(missing_ok=True)
-    files.record.unlink(missing_ok=True)
-    files.lock.unlink(missing_ok=True)
-
-
-def _runner_exit(files: JobFiles) -> int | None:
-    try:
-        text = files.exit.read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(text) if text.lstrip("-").isdigit() else None
-
-
-def _mtime(path: Path) -> datetime | None:
-    try:
-        stamp = path.stat().st_mtime
-    except FileNotFoundError:
-        return None
-    return datetime.fromtimestamp(stamp).astimezone()
 
 
 def refusal(returncode: int, stderr: str) -> str | None:
