@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm_cluster import slurm_cluster, slurm_cluster_session  # noqa: F401 (fixtures)
+from tests.slurm_cluster import (  # noqa: F401 (the Slurm cluster's fixtures and hook)
+    pytest_collection_modifyitems,
+    slurm_cluster,
+    slurm_cluster_session,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
