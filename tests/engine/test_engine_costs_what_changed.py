@@ -269,3 +269,65 @@ def test_the_cordon_list_is_kept_sorted_change_by_change_as_a_sort_would_give() 
     assert unsure.listed(["n9", "n2"]) == ["n2", "n9"]
     held.clear()
     assert held.listed(written) is None
+
+
+PAIR = {"link": spec_of("ib-write-bw", scope="Pair", durationSeconds=60)}
+GROUP = {"coll": spec_of("nccl", scope="Group", durationSeconds=60)}
+
+
+def _checked_release(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make every end-of-pass release compare the nodes it looks at with a look at every held
+    node; returns how many passes looked only at candidates."""
+    partial: list[int] = []
+    release = execute.release_idle
+
+    def checked(ctx: Any, candidates: Any = None) -> None:
+        if candidates is not None:
+            idle = ctx.cordoned - ctx.busy
+            assert {n for n in candidates if n in idle} == idle
+            partial.append(1)
+        release(ctx, candidates)
+
+    monkeypatch.setattr(execute, "release_idle", checked)
+    return partial
+
+
+@pytest.mark.parametrize(
+    ("tests", "nodes", "cap"), [(LONG, 6, 3), (QUICK, 5, 2), (PAIR, 2, 2), (GROUP, 3, 3)]
+)
+def test_a_pass_releasing_only_what_its_changes_made_idle_releases_every_idle_node(
+    monkeypatch: pytest.MonkeyPatch, tests: dict[str, Any], nodes: int, cap: int
+) -> None:
+    partial = _checked_release(monkeypatch)
+    entries = [{"testRef": name} for name in tests]
+    w = world(nodes, tests, entries)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=cap))
+    final = w.drive().run
+    assert final.status is not None and final.status.phase in (Phase.PASSED, Phase.FAILED)
+    assert not final.status.cordoned_nodes
+    assert partial  # the candidates were used, and every time they held every idle node
+
+
+def test_after_a_failed_write_the_next_pass_looks_at_every_held_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looked: list[bool] = []
+    release = execute.release_idle
+
+    def noted(ctx: Any, candidates: Any = None) -> None:
+        looked.append(candidates is None)
+        release(ctx, candidates)
+
+    monkeypatch.setattr(execute, "release_idle", noted)
+    w = world(2, LONG, ONE_TEST, backend_cls=FailOnce)
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=2))
+    w.drive(until=700.0)
+    backend = w.backend
+    assert isinstance(backend, FailOnce)
+    backend.advance_to(backend.t + 700)
+    backend.fail = True
+    with pytest.raises(RuntimeError):
+        w.pass_()
+    looked.clear()
+    w.pass_()
+    assert looked == [True]

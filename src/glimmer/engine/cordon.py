@@ -10,6 +10,7 @@ while the node runs a sustained-load kind, only ever extended, and is withdrawn 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
 from glimmer.api.pinned import PlannedTest
@@ -117,9 +118,15 @@ def release_node(ctx: Pass, name: str) -> None:
     ctx.cordoned.discard(name)
 
 
-def release_idle(ctx: Pass) -> None:
-    """After the sweep: release every held node the run no longer has work on."""
-    for name in sorted(ctx.cordoned - ctx.busy):
+def release_idle(ctx: Pass, candidates: Collection[str] | None = None) -> None:
+    """After the sweep: release every held node the run no longer has work on. ``candidates``,
+    when given, are the only held nodes that can have become idle since every idle one was last
+    released (the nodes of what changed); None looks at every held node."""
+    if candidates is None:
+        idle = ctx.cordoned - ctx.busy
+    else:
+        idle = {n for n in candidates if n in ctx.cordoned and n not in ctx.busy}
+    for name in sorted(idle):
         release_node(ctx, name)
 
 

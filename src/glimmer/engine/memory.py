@@ -89,6 +89,10 @@ class RunMemory:
     audited: bool = False  # the run's stamps were accounted for by this engine
     unrecorded: set[str] | None = None  # see execute._seed_busy
     waiting: WaitingUnits | None = None  # the unrecorded by unit (:mod:`.waiting`)
+    # The last pass released every held node it had no work on (see execute.release_idle):
+    # the next one need look only at the nodes its own changes could have made idle.
+    idle_released: bool = False
+    touched: set[str] | None = None  # the nodes that pass touched (None: not known)
 
     def index_for(self, run: BurnInRun) -> Index | None:
         """The index of the status as this engine wrote it, when ``run`` is that status and the
@@ -110,6 +114,8 @@ class RunMemory:
         self.sleepers.clear()
         self.cursor.clear()
         self.watch.clear()
+        self.idle_released = False
+        self.touched = None
 
     def wrote(self, run: BurnInRun, index: Index, cordoned: Cordoned | None = None) -> None:
         self.version = run.metadata.resource_version
