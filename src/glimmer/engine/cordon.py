@@ -10,6 +10,7 @@ while the node runs a sustained-load kind, only ever extended, and is withdrawn 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
@@ -21,6 +22,9 @@ from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, HEAT_PAD, PRIOR_UNS
 from glimmer.plan.env import pod_window_seconds
 
 
+_CANONICAL_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+
 def _rfc3339(at: datetime) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -30,8 +34,12 @@ def _heat_owner_and_expiry(value: str) -> tuple[str, datetime] | None:
     parts = value.split("/")
     if len(parts) != 4 or not all(parts):
         return None
+    at = parts[3]
     try:
-        expiry = datetime.strptime(parts[3], "%Y-%m-%dT%H:%M:%SZ")
+        if _CANONICAL_TIME.fullmatch(at):  # as _rfc3339 writes it: the C parser, 10x faster
+            expiry = datetime.fromisoformat(at[:-1])
+        else:
+            expiry = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         return None
 
