@@ -21,7 +21,6 @@ from glimmer.engine.context import Pass
 from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, HEAT_PAD, PRIOR_UNSCHEDULABLE
 from glimmer.plan.env import pod_window_seconds
 
-
 _CANONICAL_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
