@@ -21,8 +21,8 @@ from glimmer.backends.slurm.job_state import (
 
 def test_squeue_lines_are_read_field_by_field() -> None:
     text = (
-        "12|x-a1|RUNNING|uid-1|2026-12-01T21:42:19|2026-12-01T22:42:19|None\n"
-        "13|x-a2|PENDING|uid-1|N/A|N/A|ReqNodeNotAvail, Reserved for maintenance|x\n"
+        "12|x-a1|RUNNING|uid-1|2026-12-01T21:42:19|2026-12-01T22:42:19|/s/x-a1.sh|None\n"
+        "13|x-a2|PENDING|uid-1|N/A|N/A|/s/x-a2.sh|ReqNodeNotAvail, Reserved for maintenance|x\n"
         "garbage\n"
     )
     running, pending = parse_rows(text)
@@ -33,6 +33,7 @@ def test_squeue_lines_are_read_field_by_field() -> None:
         "uid-1",
     )
     assert running.started and not running.ended
+    assert running.script == "/s/x-a1.sh"
     assert pending.start is None and pending.end is None
     assert pending.reason == "ReqNodeNotAvail, Reserved for maintenance|x"  # kept whole
     assert not pending.started

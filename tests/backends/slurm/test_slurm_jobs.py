@@ -169,6 +169,21 @@ def test_creating_an_execution_twice_submits_one_job(
     assert len(_jobs_named(slurm_cluster, n("twice"))) == 1
 
 
+def test_another_state_directorys_job_of_the_same_name_is_not_taken_for_ours(
+    jobs: SlurmJobs, slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    node = slurm_cluster.nodes[0]
+    elsewhere = _jobs(slurm_cluster, tmp_path / "elsewhere")  # a copy of the state, a test
+    try:
+        elsewhere.create_execution(spec("same", node, "exit 3"))
+        assert _ended(elsewhere, n("same")).exit_code == 3
+        jobs.create_execution(spec("same", node, "exit 0"))  # ours is submitted, not adopted
+        assert _ended(jobs, n("same")).exit_code == 0
+        assert len(_jobs_named(slurm_cluster, n("same"))) == 2
+    finally:
+        elsewhere.delete_owned(NAMESPACE, RUN, UID)
+
+
 def test_a_crash_between_sbatch_and_the_record_is_found_by_name(
     jobs: SlurmJobs, slurm_cluster: SlurmCluster
 ) -> None:

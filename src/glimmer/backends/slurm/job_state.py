@@ -25,10 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-# %i job id, %j name, %T state, %k comment (the run uid), %S start, %e end, %r reason (last:
-# the only field that may hold spaces or the separator).
-SQUEUE_FORMAT = "%i|%j|%T|%k|%S|%e|%r"
-_FIELDS = 7
+# %i job id, %j name, %T state, %k comment (the run uid), %S start, %e end, %o the batch
+# script's path, %r reason (last: the field that may hold spaces or the separator).
+SQUEUE_FORMAT = "%i|%j|%T|%k|%S|%e|%o|%r"
+_FIELDS = 8
 
 PENDING_STATES = frozenset(
     {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"}
@@ -70,6 +70,7 @@ class QueueRow:
     comment: str
     start: datetime | None
     end: datetime | None
+    script: str
     reason: str
 
     @property
@@ -88,11 +89,13 @@ def parse_rows(text: str) -> list[QueueRow]:
         parts = line.strip().split("|", _FIELDS - 1)
         if len(parts) != _FIELDS or not parts[0]:
             continue
-        job_id, name, state, comment, start, end, reason = parts
+        job_id, name, state, comment, start, end, script, reason = parts
         # Slurm may decorate a state (``CANCELLED by 0`` in some outputs): the first word.
         word = state.split()[0] if state.split() else ""
         rows.append(
-            QueueRow(job_id, name, word, comment, slurm_time(start), slurm_time(end), reason)
+            QueueRow(
+                job_id, name, word, comment, slurm_time(start), slurm_time(end), script, reason
+            )
         )
     return rows
 

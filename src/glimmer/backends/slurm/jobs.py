@@ -130,7 +130,7 @@ class SlurmJobs:
         allocation_wait: float = ALLOCATION_WAIT,
         stop_wait: float = STOP_WAIT,
     ) -> None:
-        self.root = Path(state_dir) / "executions"
+        self.root = Path(state_dir).absolute() / "executions"
         self.dir = JobDir(self.root)
         self.slurm = slurm
         self.clock = clock
@@ -212,7 +212,7 @@ class SlurmJobs:
                 write_json(files.record, record)  # the intent, before anything is submitted
             else:
                 job = self.job(spec)
-            found = self._by_name(spec.name, spec.run_uid)
+            found = self._by_name(files, spec.name, spec.run_uid)
             if found is not None:  # submitted before the record was updated (a crash)
                 write_json(files.record, {**record, "job_id": found.job_id})
                 return
@@ -251,9 +251,9 @@ class SlurmJobs:
         age = (_host_now() - datetime.fromisoformat(str(began))).total_seconds()
         return age < self.slurm.timeout + SUBMIT_MARGIN
 
-    def _by_name(self, name: str, run_uid: str) -> QueueRow | None:
-        text = self.slurm.run("squeue", "-h", "-t", "all", "-n", name, "-o", SQUEUE_FORMAT)
-        rows = [r for r in parse_rows(text) if r.name == name and r.comment == run_uid]
+    def _by_name(self, files: JobFiles, name: str, run_uid: str) -> QueueRow | None:
+        """The newest job of this execution: its name, its run's uid and its script."""
+        rows = self._rows({name: files}, run_uid).get(name, [])
         return max(rows, key=lambda r: int(r.job_id)) if rows else None
 
     def _await_allocation(self, job_id: str) -> None:
@@ -273,7 +273,7 @@ class SlurmJobs:
             record = files.read()
             if record is not None and record["spec"].get("run_uid") == run_uid:
                 owned.append((files, record))
-        live = [record["spec"]["name"] for _, record in owned if not record.get("ended")]
+        live = {r["spec"]["name"]: files for files, r in owned if not r.get("ended")}
         rows = self._rows(live, run_uid)
         found = []
         for files, record in owned:
@@ -282,15 +282,20 @@ class SlurmJobs:
                 found.append(execution)
         return ExecutionIndex(found)
 
-    def _rows(self, names: Sequence[str], run_uid: str) -> dict[str, list[QueueRow]]:
-        """The jobs of ``names``: ONE squeue call (none when every execution has ended), or one
-        per :data:`NAMES_PER_CALL` names, since one argument may not exceed 128 KiB on Linux."""
+    def _rows(self, names: Mapping[str, JobFiles], run_uid: str) -> dict[str, list[QueueRow]]:
+        """The jobs of the executions ``names`` (name -> files): ONE squeue call (none when
+        every execution has ended), or one per :data:`NAMES_PER_CALL` names, since one argument
+        may not exceed 128 KiB on Linux. A job is the execution's when its name, its comment
+        (the run uid) and its script (under this state directory) all are: another state
+        directory submitting the same run (a copy, a test) is not mistaken for this one."""
+        listed = list(names)
         rows: dict[str, list[QueueRow]] = {}
-        for first in range(0, len(names), NAMES_PER_CALL):
-            chunk = ",".join(names[first : first + NAMES_PER_CALL])
+        for first in range(0, len(listed), NAMES_PER_CALL):
+            chunk = ",".join(listed[first : first + NAMES_PER_CALL])
             text = self.slurm.run("squeue", "-h", "-t", "all", "-n", chunk, "-o", SQUEUE_FORMAT)
             for row in parse_rows(text):
-                if row.comment == run_uid:
+                files = names.get(row.name)
+                if files is not None and row.comment == run_uid and _same(row.script, files):
                     rows.setdefault(row.name, []).append(row)
         return rows
 
@@ -418,7 +423,7 @@ class SlurmJobs:
         self._delete(owned)
 
     def _delete(self, doomed: Sequence[JobFiles]) -> None:
-        live: list[dict[str, Any]] = []
+        live: list[tuple[JobFiles, dict[str, Any]]] = []
         marked: list[JobFiles] = []
         for files in doomed:
             with locked(files.lock):
@@ -430,27 +435,27 @@ class SlurmJobs:
                 write_json(files.record, {**record, "deleting": True})
             marked.append(files)
             if not record.get("ended"):
-                live.append(record)
+                live.append((files, record))
         if live:
             self._cancel(live)
         for files in marked:
             files.remove()
 
-    def _cancel(self, records: Sequence[Mapping[str, Any]]) -> None:
+    def _cancel(self, records: Sequence[tuple[JobFiles, Mapping[str, Any]]]) -> None:
         """scancel the jobs of ``records`` and wait (bounded) until none is active any more,
         so that no cancelled script writes its files after they were removed."""
-        ids = [str(r["job_id"]) for r in records if r.get("job_id")]
+        run_uid = str(records[0][1]["spec"].get("run_uid", ""))
+        names = {str(record["spec"]["name"]): files for files, record in records}
+        ids = [str(record["job_id"]) for _, record in records if record.get("job_id")]
+        if len(ids) < len(records):  # a crash left some job unrecorded: found by name
+            found = self._rows(names, run_uid)
+            ids += [row.job_id for rows in found.values() for row in rows]
         if ids:
-            self.slurm.run("scancel", *ids)
-        for record in records:
-            if not record.get("job_id"):  # a crash left its job unrecorded: found by name
-                self.slurm.run("scancel", f"--name={record['spec']['name']}")
-        names = [str(r["spec"]["name"]) for r in records]
-        run_uid = str(records[0]["spec"].get("run_uid", ""))
+            self.slurm.run("scancel", *sorted(set(ids)))
         until = time.monotonic() + self.stop_wait
         while time.monotonic() < until:
-            rows = self._rows(names, run_uid)
-            if not any(not row.ended for found in rows.values() for row in found):
+            left = self._rows(names, run_uid)
+            if not any(not row.ended for rows in left.values() for row in rows):
                 return
             time.sleep(POLL)
 
@@ -488,6 +493,10 @@ def role_node(spec: ExecutionSpec, role: str) -> str | None:
     elif role.startswith("rank-") and role[5:].isdigit():
         index = int(role[5:])
     return nodes[index] if index is not None and index < len(nodes) else None
+
+
+def _same(script: str, files: JobFiles) -> bool:
+    return os.path.normpath(script) == os.path.normpath(files.script)
 
 
 def refusal(returncode: int, stderr: str) -> str | None:
