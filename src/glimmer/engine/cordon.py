@@ -10,7 +10,6 @@ while the node runs a sustained-load kind, only ever extended, and is withdrawn 
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
@@ -21,11 +20,21 @@ from glimmer.engine.context import Pass
 from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, HEAT_PAD, PRIOR_UNSCHEDULABLE
 from glimmer.plan.env import pod_window_seconds
 
-_CANONICAL_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-
-
 def _rfc3339(at: datetime) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _canonical_time(at: str) -> bool:
+    """Whether ``at`` is exactly ``YYYY-MM-DDTHH:MM:SSZ`` in ASCII digits."""
+    return (
+        len(at) == 20
+        and at.isascii()
+        and at[4] == at[7] == "-"
+        and at[10] == "T"
+        and at[13] == at[16] == ":"
+        and at[19] == "Z"
+        and (at[:4] + at[5:7] + at[8:10] + at[11:13] + at[14:16] + at[17:19]).isdigit()
+    )
 
 
 def _heat_owner_and_expiry(value: str) -> tuple[str, datetime] | None:
@@ -35,7 +44,7 @@ def _heat_owner_and_expiry(value: str) -> tuple[str, datetime] | None:
         return None
     at = parts[3]
     try:
-        if _CANONICAL_TIME.fullmatch(at):  # as _rfc3339 writes it: the C parser, 10x faster
+        if _canonical_time(at):  # as _rfc3339 writes it: the C parser, 10x faster
             expiry = datetime.fromisoformat(at[:-1])
         else:
             expiry = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
