@@ -20,6 +20,7 @@ from glimmer.engine.context import Pass
 from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, HEAT_PAD, PRIOR_UNSCHEDULABLE
 from glimmer.plan.env import pod_window_seconds
 
+
 def _rfc3339(at: datetime) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
