@@ -73,8 +73,8 @@ down() {
 }
 
 install_packages() {
-  command -v slurmctld >/dev/null && command -v slurmd >/dev/null \
-    && command -v sbatch >/dev/null && command -v munged >/dev/null && return 0
+  command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null \
+    && command -v munged >/dev/null && command -v ip >/dev/null && return 0
   # The packages' postinst would start the system's own munge and slurm services; a
   # policy-rc.d answering 101 stops that (Debian images often have one already).
   local made_policy=
@@ -85,7 +85,8 @@ install_packages() {
   fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
-  apt-get install -y -q --no-install-recommends slurmctld slurmd slurm-client munge >/dev/null
+  apt-get install -y -q --no-install-recommends slurmctld slurmd slurm-client munge iproute2 \
+    >/dev/null
   [ -z "$made_policy" ] || rm -f /usr/sbin/policy-rc.d
 }
 
