@@ -76,7 +76,7 @@ def test_a_group_collective_over_tcp_reports_a_bus_bandwidth_whose_factor_the_wi
     assert sizes == [1 << 20, 8 << 20] and len(table) == 2 * n, table
     for (size, rank), sent in sorted(table.items()):
         # A ring all-reduce makes every rank send 2(n-1)/n of the buffer; TCP/IP framing
-        # adds a little (measured: +0.1 to +0.5 %), nothing else on the fabric is sending.
+        # adds a little (measured: +0.1 to +1.2 %), nothing else on the fabric is sending.
         assert 0.98 * factor <= sent / size <= 1.05 * factor, (size, rank, sent / size)
     ratios = ", ".join(f"{sent / size:.4f}" for (size, _), sent in sorted(table.items()))
     print(f"group of {n}: busbw {bus:.4f} GB/s (algbw {alg:.4f}), wire factors {ratios}")
