@@ -237,12 +237,14 @@ def _local_refuse(backend: Any) -> None:
 # -- slurm: a real Slurm cluster (tests/slurm_cluster.py), one batch job per execution ----------
 # The world's nodes are the cluster's first three under the world's names and labels
 # (RenamedNodes), so the tests read as they do everywhere. Time is scaled as on the local
-# substrate, less steeply: an execution's submit waits for its node's window (the drain lifted,
-# the job allocated: about a second), so at SLURM_SCALE engine seconds per host second a 300 s
-# test's 720 s window is 7.2 host seconds, ample for a runner of SLURM_RUNNER_SECONDS (402
-# engine seconds, so the 400 s run deadline still falls while the first wave runs).
+# substrate, less steeply: an execution's window counts from before its submit, which waits for
+# the node's window (the drain lifted, the job allocated: about a second), and a loaded host may
+# take as long again to start the job. At SLURM_SCALE engine seconds per host second a 300 s
+# test's 720 s window is 7.2 host seconds: room for that and a runner of SLURM_RUNNER_SECONDS.
+# The 400 s run deadline still falls while the first wave runs: its second execution is created
+# a window (about 100 engine seconds) after the first and lives 250 after that at least.
 SLURM_SCALE = 100.0
-SLURM_RUNNER_SECONDS = 4.02
+SLURM_RUNNER_SECONDS = 2.5
 SLURM_RUNNER = f"import time\ntime.sleep({SLURM_RUNNER_SECONDS})\n"
 
 
