@@ -171,3 +171,15 @@ def test_the_registry_offers_slurm_and_builds_its_backend(tmp_path: Path) -> Non
 
     built = entry("slurm").factory(tmp_path / "state", partition="debug")  # type: ignore[misc]
     assert isinstance(built, SlurmBackend) and built.nodes.partition == "debug"
+
+
+def test_a_dry_run_shows_the_plan_and_submits_and_drains_nothing(
+    cluster_env: SlurmCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    args = ("-f", str(_quick_profile(tmp_path)), "--state-dir", str(state), "--dry-run")
+    code, out, err = _run(capsys, *args, "-o", "json")
+    assert code == 0, err
+    assert sorted(json.loads(out)["plan"]["targets"]) == sorted(cluster_env.nodes)
+    assert not (state / "runs").exists() and cluster_env.active_jobs() == []
+    assert all(cluster_env.node_state(n) == "idle" for n in cluster_env.nodes)

@@ -4,12 +4,14 @@ another store's and an administrator's drain are left alone."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from glimmer.api.run import BurnInRun
 from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.slurm.nodes import SlurmNodes
-from glimmer.backends.slurm.reaper import LEFT_DRAINED, RESUMED, UNRESERVED, reap
+from glimmer.backends.slurm.reaper import LEFT_DRAINED, REDRAINED, RESUMED, UNRESERVED, reap
 from glimmer.backends.slurm.stamp import Stamp, decode, encode
 from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, PRIOR_UNSCHEDULABLE
 from tests.slurm_cluster import SlurmCluster
@@ -127,4 +129,34 @@ def test_a_reservation_of_this_store_that_no_run_claims_is_deleted(
     slurm_cluster.resume(node)  # ... and the drain lifted by hand: only the reservation is left
     assert [(r.node, r.action) for r in reap(nodes, store)] == [(node, UNRESERVED)]
     assert slurm_cluster.reservations() == []
+    slurm_cluster.wait_idle(node)
+
+
+OPEN_AND_DIE = """
+import os, sys
+from pathlib import Path
+from glimmer.backends.slurm.commands import Slurm
+from glimmer.backends.slurm.nodes import SlurmNodes
+window = SlurmNodes(Path(sys.argv[1]), Slurm(env=eval(sys.argv[3]))).opened(sys.argv[2])
+window.__enter__()  # held, so the window is not closed when it would be collected
+os._exit(0)  # killed inside the submit window: the drain is never put back
+"""
+
+
+def test_a_live_run_s_window_left_open_by_a_crash_is_drained_again(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    nodes, store = _world(slurm_cluster, tmp_path)
+    node = slurm_cluster.nodes[1]
+    store.create_run(_run("live", "uid-live"))
+    _cordon(nodes, node, "default/live/uid-live")
+    argv = [sys.executable, "-c", OPEN_AND_DIE, str(nodes.state_dir), node]
+    subprocess.run([*argv, repr(slurm_cluster.env)], check=True, timeout=60)
+    assert not slurm_cluster.node_state(node).startswith("drain")
+    assert [(r.node, r.action) for r in reap(nodes, store)] == [(node, REDRAINED)]
+    assert slurm_cluster.node_state(node).rstrip("*") == "drain"
+    assert decode(slurm_cluster.reason(node)) == Stamp(
+        nodes.store, {CORDON_OWNER: "default/live/uid-live", PRIOR_UNSCHEDULABLE: "false"}
+    )
+    nodes.update_node(node, unschedulable=False, annotations={CORDON_OWNER: None})
     slurm_cluster.wait_idle(node)
