@@ -224,8 +224,8 @@ def prepare(
     names = {n.name for n in known}
     unknown = [t for t in targets if t not in names]
     if unknown:
-        where = f" in partition {flags.partition}" if flags.partition else ""
-        raise InputError(f"--nodes: not a node of the cluster{where}: {', '.join(unknown)}")
+        part = f" in partition {flags.partition}" if flags.partition else ""
+        raise InputError(f"--nodes: not a node of the cluster{part}: {', '.join(unknown)}")
     refused = SLURM.refusals(backend, targets)
     if refused:
         raise InputError(
