@@ -55,8 +55,6 @@ tools:
 # on this machine (tests/tools/slurm_cluster.sh; GLIMMER_SLURM_* choose its directory, prefix
 # and subnet). It is brought up before pytest, for both workers, and taken down after it even
 # when pytest fails: the trap runs on the recipe shell's exit and keeps pytest's exit status.
-# The tests using it form one xdist group (tests/slurm_cluster.py): loadgroup runs them on one
-# worker, in turn, while the other worker runs the rest.
 SLURM_CLUSTER := tests/tools/slurm_cluster.sh
 
 pytest: $(STAMP) $(TORCH_STAMP) tools
@@ -64,7 +62,7 @@ pytest: $(STAMP) $(TORCH_STAMP) tools
 	started=$$(date +%s%N); \
 	$(SLURM_CLUSTER) up; \
 	echo "slurm cluster up in $$(( ($$(date +%s%N) - started) / 1000000 )) ms"; \
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 test: lint typecheck imports pytest
 

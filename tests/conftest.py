@@ -6,11 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm_cluster import (  # noqa: F401 (the Slurm cluster's fixtures and hook)
-    pytest_collection_modifyitems,
-    slurm_cluster,
-    slurm_cluster_session,
-)
+from tests.slurm_cluster import slurm_cluster, slurm_cluster_session  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

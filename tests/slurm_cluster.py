@@ -12,10 +12,6 @@ the cluster's directory for the test's whole duration, and on the way out checks
 node is idle, no reservation exists and no job is queued or running; when not, it restores that
 (cancels, resumes, deletes) and fails the test, naming what it found. A fixture of wider scope
 uses ``slurm_cluster_session`` (no lock) and takes ``cluster.exclusive()`` itself.
-
-The lock alone would leave the other worker waiting on it whenever xdist hands it a Slurm
-test; so every test using the cluster is also put in one xdist group (``slurm``), which
-``--dist loadgroup`` (the Makefile's) runs on one worker while the other keeps going.
 """
 
 from __future__ import annotations
@@ -40,9 +36,6 @@ LOCK_WAIT_S = 900.0
 IDLE_WAIT_S = 30.0
 CALL_TIMEOUT_S = 30.0
 SETTLE_WAIT_S = 10.0
-
-XDIST_GROUP = "slurm"
-CLUSTER_FIXTURES = frozenset({"slurm_cluster", "slurm_cluster_session"})
 
 HOW_TO_START = (
     "bring it up with `sudo tests/tools/slurm_cluster.sh up` (make test does; set "
@@ -210,21 +203,3 @@ def slurm_cluster(slurm_cluster_session: SlurmCluster) -> Iterator[SlurmCluster]
         if left:
             cluster.restore()
             pytest.fail(f"the test left the Slurm cluster dirty (restored): {'; '.join(left)}")
-
-
-def uses_cluster(item: pytest.Item) -> bool:
-    """Whether a collected test uses the cluster: through its fixtures, or through a parameter
-    that says so (the conformance suite's ``substrate``, which asks for the cluster by name
-    only for the slurm substrate)."""
-    if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return True
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    return any(getattr(value, "uses_cluster", False) is True for value in params.values())
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses the cluster in one xdist group, so ``--dist loadgroup`` runs them
-    all on one worker."""
-    for item in items:
-        if uses_cluster(item):
-            item.add_marker(pytest.mark.xdist_group(XDIST_GROUP))
