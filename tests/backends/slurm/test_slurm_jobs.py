@@ -184,6 +184,17 @@ def test_another_state_directorys_job_of_the_same_name_is_not_taken_for_ours(
         elsewhere.delete_owned(NAMESPACE, RUN, UID)
 
 
+def test_a_state_directory_reached_by_another_path_still_sees_its_jobs(
+    jobs: SlurmJobs, slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    jobs.create_execution(spec("aliased", slurm_cluster.nodes[0], "sleep 30"))
+    _running(jobs, n("aliased"))
+    alias = tmp_path / "alias"
+    alias.symlink_to(jobs.root.parent)
+    seen = _jobs(slurm_cluster, alias).executions(NAMESPACE, RUN, UID).get(n("aliased"))
+    assert seen is not None and seen.phase is ExecPhase.RUNNING  # not vanished
+
+
 def test_a_crash_between_sbatch_and_the_record_is_found_by_name(
     jobs: SlurmJobs, slurm_cluster: SlurmCluster
 ) -> None:

@@ -253,8 +253,7 @@ class SlurmJobs:
 
     def _by_name(self, files: JobFiles, name: str, run_uid: str) -> QueueRow | None:
         """The newest job of this execution: its name, its run's uid and its script."""
-        rows = self._rows({name: files}, run_uid).get(name, [])
-        return max(rows, key=lambda r: int(r.job_id)) if rows else None
+        return _newest(_ours(self._rows({name: files}, run_uid).get(name, []), files))
 
     def _await_allocation(self, job_id: str) -> None:
         """Until Slurm has allocated the job (running, configuring, or already ended), at most
@@ -285,17 +284,14 @@ class SlurmJobs:
     def _rows(self, names: Mapping[str, JobFiles], run_uid: str) -> dict[str, list[QueueRow]]:
         """The jobs of the executions ``names`` (name -> files): ONE squeue call (none when
         every execution has ended), or one per :data:`NAMES_PER_CALL` names, since one argument
-        may not exceed 128 KiB on Linux. A job is the execution's when its name, its comment
-        (the run uid) and its script (under this state directory) all are: another state
-        directory submitting the same run (a copy, a test) is not mistaken for this one."""
+        may not exceed 128 KiB on Linux. Only jobs of the run's uid (their comment) are kept."""
         listed = list(names)
         rows: dict[str, list[QueueRow]] = {}
         for first in range(0, len(listed), NAMES_PER_CALL):
             chunk = ",".join(listed[first : first + NAMES_PER_CALL])
             text = self.slurm.run("squeue", "-h", "-t", "all", "-n", chunk, "-o", SQUEUE_FORMAT)
             for row in parse_rows(text):
-                files = names.get(row.name)
-                if files is not None and row.comment == run_uid and _same(row.script, files):
+                if row.name in names and row.comment == run_uid:
                     rows.setdefault(row.name, []).append(row)
         return rows
 
@@ -321,8 +317,8 @@ class SlurmJobs:
         job_id = record.get("job_id")
         candidates = rows.get(spec.name, [])
         row = next((r for r in candidates if r.job_id == job_id), None)
-        if row is None and candidates:
-            row = max(candidates, key=lambda r: int(r.job_id))
+        if row is None:
+            row = _newest(_ours(candidates, files))
         if row is None:
             if not job_id:
                 return None  # an intent nothing was ever submitted for (module docstring)
@@ -449,7 +445,7 @@ class SlurmJobs:
         ids = [str(record["job_id"]) for _, record in records if record.get("job_id")]
         if len(ids) < len(records):  # a crash left some job unrecorded: found by name
             found = self._rows(names, run_uid)
-            ids += [row.job_id for rows in found.values() for row in rows]
+            ids += [r.job_id for name, rows in found.items() for r in _ours(rows, names[name])]
         if ids:
             self.slurm.run("scancel", *sorted(set(ids)))
         until = time.monotonic() + self.stop_wait
@@ -495,8 +491,18 @@ def role_node(spec: ExecutionSpec, role: str) -> str | None:
     return nodes[index] if index is not None and index < len(nodes) else None
 
 
-def _same(script: str, files: JobFiles) -> bool:
-    return os.path.normpath(script) == os.path.normpath(files.script)
+def _ours(rows: Sequence[QueueRow], files: JobFiles) -> list[QueueRow]:
+    """The jobs among ``rows`` (the execution's name and run uid) that run ITS script: a job
+    is adopted by name only then, so another state directory submitting the same run (a copy,
+    a test reusing a name and uid within MinJobAge) is never taken for this one. A job whose
+    id the record holds needs no such check (the state directory may be reached by another
+    path now)."""
+    mine = os.path.realpath(files.script)
+    return [row for row in rows if os.path.realpath(row.script) == mine]
+
+
+def _newest(rows: Sequence[QueueRow]) -> QueueRow | None:
+    return max(rows, key=lambda r: int(r.job_id)) if rows else None
 
 
 def refusal(returncode: int, stderr: str) -> str | None:
