@@ -10,14 +10,15 @@ live beside the record.
 Create-if-absent: a record with a job id, or a job found by its name (``squeue -t all -n``:
 Slurm lists ended jobs for MinJobAge, 300 s by default), means the execution exists, so a
 resumed engine never submits twice; a crash between ``sbatch`` and the record's update is found
-by name (the name is the engine's deterministic execution name, the run uid is the job's
-``--comment``). A record with no job id and no job of its name reads as absent: nothing ever
-ran under it, and the engine's next create submits it — unless its sbatch began less than a
-call's timeout ago (an engine killed during sbatch leaves the sbatch running: it may still
-land, and is then found by name). What cannot run at all — a readiness
-probe of a kind the script does not run, a job sbatch refuses for good (an invalid gres,
-partition or time limit: :func:`refusal`) — is recorded as ended at once, exit -1: an Error
-attempt, never a pass that stops and retries forever.
+by name. Found by name means: the engine's deterministic execution name, the run uid in the
+job's ``--comment``, and this execution's own script (another state directory submitting the
+same run is not this one). A record with no job id and no such job reads as absent: nothing
+ever ran under it, and the engine's next create submits it — unless its sbatch began less than
+a call's timeout ago (an engine killed during sbatch leaves the sbatch running: it may still
+land, and is then found by name). What cannot run at all — a readiness probe of a kind the
+script does not run, a job sbatch refuses for good (an invalid gres, partition or time limit:
+:func:`refusal`) — is recorded as ended at once, exit -1: an Error attempt, never a pass that
+stops and retries forever.
 
 The engine cordons a node (drains it) before it creates the node's execution, and a drained
 Slurm node runs no new job at all. So the submit happens inside ``doors.opened(node, owner)``,
