@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.specs import spec_from_json
 from glimmer.backends.local import field_refs
 from glimmer.backends.local.clock import HostClock
 from glimmer.backends.local.executions import ProcessExecutions
@@ -26,7 +27,6 @@ from glimmer.backends.local.field_refs import (
     resolved,
     unanswered,
 )
-from glimmer.backends.local.specs import spec_from_json
 from glimmer.cli.app import main
 from glimmer.engine.backend import ExecutionSpec
 from glimmer.plan.env import effective_env, runner_env

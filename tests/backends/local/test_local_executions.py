@@ -19,12 +19,12 @@ import pytest
 from local_world import NODE, backend, left_alive, runner_command
 
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.specs import spec_from_json, spec_to_json
 from glimmer.backends.local import executions as executions_module
 from glimmer.backends.local.backend import LocalBackend
 from glimmer.backends.local.executions import SUPERVISOR_MODULE, ProcessExecutions
 from glimmer.backends.local.nodes import hostname
 from glimmer.backends.local.procs import ProcessId, alive, start_time
-from glimmer.backends.local.specs import spec_from_json, spec_to_json
 from glimmer.engine.backend import (
     ExecPhase,
     Execution,

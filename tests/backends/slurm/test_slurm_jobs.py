@@ -21,7 +21,7 @@ import pytest
 
 from glimmer.backends.common.clock import HostClock
 from glimmer.backends.common.files import read_json, write_json
-from glimmer.backends.local.specs import spec_to_json
+from glimmer.backends.common.specs import spec_to_json
 from glimmer.backends.slurm import jobs as jobs_module
 from glimmer.backends.slurm.commands import Slurm
 from glimmer.backends.slurm.jobs import SlurmJobs, refusal, role_node

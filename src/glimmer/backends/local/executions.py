@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from glimmer.backends.common.specs import spec_from_json, spec_to_json
 from glimmer.backends.local import field_refs
 from glimmer.backends.local.clock import SubstrateClock
 from glimmer.backends.local.containers import (
@@ -48,7 +49,6 @@ from glimmer.backends.local.containers import (
 from glimmer.backends.local.procs import ProcessId, alive, stop
 from glimmer.backends.local.records import RecordDir, RecordPath, now_text, parse_time
 from glimmer.backends.local.runtimes import PROCESS, RuntimeChoice, Unavailable
-from glimmer.backends.local.specs import spec_from_json, spec_to_json
 from glimmer.backends.local.supervise import DEADLINE_REASON, remove_container
 from glimmer.engine.backend import (
     ExecPhase,

@@ -55,7 +55,7 @@ from typing import Any, Protocol
 
 from glimmer.backends.common.clock import SubstrateClock
 from glimmer.backends.common.files import locked, write_atomically, write_json
-from glimmer.backends.local.specs import spec_from_json, spec_to_json
+from glimmer.backends.common.specs import spec_from_json, spec_to_json
 from glimmer.backends.slurm.commands import Slurm, SlurmCommandError, records
 from glimmer.backends.slurm.job_files import JobDir, JobFiles
 from glimmer.backends.slurm.job_script import (

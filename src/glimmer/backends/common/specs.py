@@ -1,5 +1,7 @@
-"""An :class:`~glimmer.engine.backend.ExecutionSpec` to and from the JSON of its record, so a
-later process reads back exactly the request the engine made (equal, field for field)."""
+"""An :class:`~glimmer.engine.backend.ExecutionSpec` to and from the JSON of an execution's
+record, so a later process reads back exactly the request the engine made (equal, field for
+field). Shared by the substrates that keep records on disk: the local processes' and the Slurm
+jobs'."""
 
 from __future__ import annotations
 
