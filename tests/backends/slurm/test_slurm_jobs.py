@@ -499,6 +499,45 @@ def test_a_drained_node_takes_the_job_submitted_inside_its_window(
         slurm_cluster.wait_idle(node)
 
 
+class ShutDoors(ReservedDoors):
+    """A window that closed before Slurm allocated the job: what an engine killed inside it
+    leaves once the engine that resumes drains the node again."""
+
+    @contextmanager
+    def opened(self, node: str, owner: str | None = None) -> Iterator[str | None]:
+        self.opened_for.append(f"{node} for {owner}")
+        yield self.reservation  # never resumed: the job lands on a drained node
+
+
+def test_a_job_left_pending_on_its_runs_drained_node_is_given_the_window_again(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    node, name = slurm_cluster.nodes[3], n("s1b-reopen")
+    slurm = slurm_cluster.slurm
+    slurm.run(
+        "scontrol", "create", "reservation", f"reservationname={name}", f"nodes={node}",
+        "starttime=now", "duration=10", "users=root", "flags=ignore_jobs",
+    )  # fmt: skip
+    slurm_cluster.drain(node, "glimmer test: drained by this run")
+    jobs = _jobs(slurm_cluster, tmp_path / "state", doors=ShutDoors(slurm_cluster, node, name))
+    try:
+        jobs.create_execution(spec("stuck", node, "hostname"))
+        held = _until(jobs, n("stuck"), lambda e: bool(e.scheduler_message))
+        assert held.phase is ExecPhase.PENDING and "ReqNodeNotAvail" in held.scheduler_message
+        doors = ReservedDoors(slurm_cluster, node, name)
+        jobs.doors = doors  # the resumed engine's nodes: the drain is this run's
+        ended = _ended(jobs, n("stuck"))
+        assert ended.phase is ExecPhase.SUCCEEDED
+        assert jobs.read_log(NAMESPACE, n("stuck")).strip() == node
+        assert doors.opened_for == [f"{node} for {NAMESPACE}/{RUN}/{UID}"]
+        assert len(_jobs_named(slurm_cluster, n("stuck"))) == 1  # the same job, not a second
+    finally:
+        jobs.delete_owned(NAMESPACE, RUN, UID)
+        slurm.run("scontrol", "delete", f"reservation={name}", check=False)
+        slurm_cluster.resume(node)
+        slurm_cluster.wait_idle(node)
+
+
 def test_a_pair_client_is_given_its_servers_hostname(
     jobs: SlurmJobs, slurm_cluster: SlurmCluster
 ) -> None:

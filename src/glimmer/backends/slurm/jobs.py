@@ -88,6 +88,8 @@ from glimmer.engine.backend import (
 ALLOCATION_WAIT = 5.0  # seconds a submit waits inside the node's window for an allocation
 STOP_WAIT = 10.0  # seconds a delete waits for a cancelled job to end before removing files
 POLL = 0.1
+# The reason squeue gives a job whose node is drained or down (ReqNodeNotAvail, UnavailableNodes:..)
+NODE_NOT_AVAILABLE = "ReqNodeNotAvail"
 SUBMIT_MARGIN = 5.0  # seconds beyond the call timeout an orphaned sbatch is waited for
 NAMES_PER_CALL = 1024  # job names per squeue call: about 64 KiB of names at most
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
@@ -256,6 +258,20 @@ class SlurmJobs:
         """The newest job of this execution: its name, its run's uid and its script."""
         return _newest(_ours(self._rows({name: files}, run_uid).get(name, []), files))
 
+    def _reopen(self, files: JobFiles, spec: ExecutionSpec, job_id: str) -> None:
+        """Open the node's window again for a job of ours that waits on its drained node.
+
+        An engine killed inside a window leaves its job submitted and the node resumed; the
+        engine that resumes (or the reaper) drains the node again, and a job Slurm had not yet
+        allocated would then wait on it until the engine's scheduling grace calls it overdue.
+        When the drain is this run's, the window opens as it did for the submit (the job holds
+        the run's reservation) until Slurm allocates the job; a drain that is not ours opens
+        nothing, and the job waits as it should."""
+        owner = f"{spec.namespace}/{spec.run}/{spec.run_uid}"
+        with locked(files.lock), self.doors.opened(spec.node, owner) as reservation:
+            if reservation is not None:
+                self._await_allocation(job_id)
+
     def _await_allocation(self, job_id: str) -> None:
         """Until Slurm has allocated the job (running, configuring, or already ended), at most
         :attr:`allocation_wait` seconds: the node's window closes after this."""
@@ -340,6 +356,8 @@ class SlurmJobs:
             return self._record_end(files, base, end, row.start, row.end or _host_now())
         if row.state in PENDING_STATES:
             reason = row.reason if row.reason not in ("", "None", "(null)") else ""
+            if reason.startswith(NODE_NOT_AVAILABLE):
+                self._reopen(files, spec, row.job_id)
             return _replace(base, scheduler_message=reason)
         ready = not record.get("probe") or files.ready.exists()
         started = self._time(row.start.isoformat()) if row.start else None
