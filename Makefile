@@ -57,11 +57,17 @@ tools:
 # when pytest fails: the trap runs on the recipe shell's exit and keeps pytest's exit status.
 SLURM_CLUSTER := tests/tools/slurm_cluster.sh
 
+# One Slurm cluster per pytest worker (tests/slurm_cluster.py picks gw<i>'s), so the Slurm tests
+# of the two workers run side by side instead of queueing on one cluster's lock.
 pytest: $(STAMP) $(TORCH_STAMP) tools
-	@set -e; trap '$(SLURM_CLUSTER) down' EXIT; \
+	@set -e; \
+	clusters() { for i in $$(seq 0 $$(($(PYTEST_WORKERS) - 1))); do \
+	  GLIMMER_SLURM_DIR=/tmp/glimmer-slurm-gw$$i GLIMMER_SLURM_PREFIX=glsl$$i \
+	  GLIMMER_SLURM_NET=10.199.$$i $(SLURM_CLUSTER) $$1 || return 1; done; }; \
+	trap 'clusters down' EXIT; \
 	started=$$(date +%s%N); \
-	$(SLURM_CLUSTER) up; \
-	echo "slurm cluster up in $$(( ($$(date +%s%N) - started) / 1000000 )) ms"; \
+	clusters up; \
+	echo "$(PYTEST_WORKERS) slurm clusters up in $$(( ($$(date +%s%N) - started) / 1000000 )) ms"; \
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 test: lint typecheck imports pytest

@@ -1,17 +1,20 @@
 """The real Slurm cluster every Slurm test runs against (issue 15), as a pytest fixture.
 
-``tests/tools/slurm_cluster.sh up`` brings the cluster up (``make test`` does, before pytest,
-and takes it down after); this module only finds it, through ``$GLIMMER_SLURM_DIR/env``
-(default ``/tmp/glimmer-slurm``). A cluster that is not up FAILS the test, saying how to bring
-it up: CI must never pass by skipping. Only a run that is not root skips (network namespaces
-need root; CI runs as root), saying so.
+``tests/tools/slurm_cluster.sh up`` brings a cluster up; ``make test`` brings up one per pytest
+worker (``/tmp/glimmer-slurm-gw0``, ``-gw1``: their own namespaces and subnets) before pytest
+and takes them down after, so the two workers' Slurm tests run side by side. This module only
+finds the worker's cluster, through ``$GLIMMER_SLURM_DIR/env`` (``GLIMMER_SLURM_DIR`` names
+another). A cluster that is not up FAILS the test, saying how to bring it up: CI must never
+pass by skipping. Only a run that is not root skips (network namespaces need root; CI runs as
+root), saying so.
 
-The suite's xdist workers share ONE cluster, and a test draining n1 must never meet another
-running a wave over n1..n4. So ``slurm_cluster`` (function scope) holds an flock on a file in
-the cluster's directory for the test's whole duration, and on the way out checks that every
-node is idle, no reservation exists and no job is queued or running; when not, it restores that
-(cancels, resumes, deletes) and fails the test, naming what it found. A fixture of wider scope
-uses ``slurm_cluster_session`` (no lock) and takes ``cluster.exclusive()`` itself.
+A test draining n1 must never meet another running a wave over n1..n4 on the same cluster (a
+run by hand with one cluster for several workers). So ``slurm_cluster`` (function scope) holds
+an flock on a file in the cluster's directory for the test's whole duration, and on the way
+out checks that every node is idle, no reservation exists and no job is queued or running;
+when not, it restores that (cancels, resumes, deletes) and fails the test, naming what it
+found. A fixture of wider scope uses ``slurm_cluster_session`` (no lock) and takes
+``cluster.exclusive()`` itself.
 """
 
 from __future__ import annotations
@@ -38,13 +41,20 @@ CALL_TIMEOUT_S = 30.0
 SETTLE_WAIT_S = 10.0
 
 HOW_TO_START = (
-    "bring it up with `sudo tests/tools/slurm_cluster.sh up` (make test does; set "
-    "GLIMMER_SLURM_DIR/GLIMMER_SLURM_PREFIX/GLIMMER_SLURM_NET for a private one)"
+    "bring it up with `GLIMMER_SLURM_DIR=<dir> tests/tools/slurm_cluster.sh up` as root "
+    "(make test brings up one per worker; GLIMMER_SLURM_PREFIX/GLIMMER_SLURM_NET keep "
+    "several apart)"
 )
 
 
 def cluster_dir() -> Path:
-    return Path(os.environ.get("GLIMMER_SLURM_DIR", DEFAULT_DIR))
+    """``$GLIMMER_SLURM_DIR`` when set; else the cluster of this pytest worker (``make test``
+    brings up one per worker: /tmp/glimmer-slurm-gw0, -gw1, ...; a run without xdist uses
+    gw0's)."""
+    given = os.environ.get("GLIMMER_SLURM_DIR")
+    if given:
+        return Path(given)
+    return Path(f"{DEFAULT_DIR}-{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}")
 
 
 def read_env(path: Path) -> dict[str, str]:
