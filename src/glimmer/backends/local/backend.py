@@ -24,32 +24,23 @@ Two runs on one host share the state directory, so admission sees both (TargetsB
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.assembled import AssembledBackend
 from glimmer.backends.common.delivery import SinkDelivery
-from glimmer.backends.common.run_store import FileRunStore, RunsInStore
+from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.local.clock import HostClock, SubstrateClock
 from glimmer.backends.local.containers import DeviceScan, char_devices
 from glimmer.backends.local.executions import STOP_GRACE, ProcessExecutions
 from glimmer.backends.local.nodes import NodeFiles, host_node, hostname
 from glimmer.backends.local.runtimes import PROCESS
-from glimmer.engine.backend import (
-    Delivery,
-    ExecutionIndex,
-    ExecutionSpec,
-    NodeView,
-    Rendezvous,
-)
 from glimmer.sinks.sinkset import SinkSet
 
 
-class LocalBackend(RunsInStore):
+class LocalBackend(AssembledBackend):
     """A :class:`~glimmer.engine.backend.Backend` over this host, state under ``state_dir``.
 
     ``node_name`` names the node (default: the hostname). A sequence of names gives several
@@ -99,76 +90,11 @@ class LocalBackend(RunsInStore):
             device_scan=device_scan,
         )
         self.delivery = SinkDelivery(sinks)
+        self.runner_part = self.processes
 
-    # -- the clock ----------------------------------------------------------------------------
-    def now(self) -> datetime:
-        return self.clock.now()
-
-    # -- nodes --------------------------------------------------------------------------------
-    def get_node(self, name: str) -> NodeView | None:
-        return self.nodes.get_node(name)
-
-    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
-        return self.nodes.list_nodes(selector)
-
-    def update_node(
-        self,
-        name: str,
-        *,
-        unschedulable: bool | None = None,
-        annotations: Mapping[str, str | None] | None = None,
-    ) -> NodeView:
-        return self.nodes.update_node(name, unschedulable=unschedulable, annotations=annotations)
-
-    # -- executions ---------------------------------------------------------------------------
     @property
     def runs_images(self) -> bool:
         """Whether executions run the test's image: not as plain processes, which run the
         runner installed with glimmer, so a test with no image is no Error here
         (:class:`~glimmer.engine.backend.ImageFree`)."""
         return self.processes.runtime.current() is not None
-
-    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
-        return self.processes.executions(namespace, run, run_uid)
-
-    def create_execution(self, spec: ExecutionSpec) -> None:
-        self.processes.create_execution(spec)
-
-    def delete_execution(self, namespace: str, name: str) -> None:
-        self.processes.delete_execution(namespace, name)
-
-    def read_log(self, namespace: str, name: str) -> str:
-        return self.processes.read_log(namespace, name)
-
-    def ensure_rendezvous(self, service: Rendezvous) -> None:
-        self.processes.ensure_rendezvous(service)
-
-    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
-        return self.processes.rendezvous_address(namespace, rendezvous, role)
-
-    # -- the run store ------------------------------------------------------------------------
-    def submit(self, run: BurnInRun) -> BurnInRun:
-        """Store a new run (a uid, namespace and creationTimestamp filled when missing)."""
-        if not run.metadata.uid:
-            meta = run.metadata.model_copy(update={"uid": str(uuid.uuid4())})
-            run = run.model_copy(update={"metadata": meta})
-        return self.store.create_run(run)
-
-    def _forget(self, run: BurnInRun) -> None:
-        uid = run.metadata.uid or ""
-        self.delivery.forget_run(uid)
-        self.processes.delete_owned(run.metadata.namespace or "default", run.name, uid)
-
-    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
-        return self.store.get_profile(namespace, name)
-
-    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
-        return self.store.get_tests(namespace)
-
-    # -- delivery -----------------------------------------------------------------------------
-    @property
-    def describes_runs(self) -> bool:
-        return self.delivery.describes_runs
-
-    def deliver(self, delivery: Delivery) -> bool:
-        return self.delivery.deliver(delivery)

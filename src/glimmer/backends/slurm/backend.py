@@ -28,28 +28,19 @@ Error here).
 from __future__ import annotations
 
 import sys
-import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.assembled import AssembledBackend
 from glimmer.backends.common.clock import HostClock, SubstrateClock
 from glimmer.backends.common.delivery import SinkDelivery
-from glimmer.backends.common.run_store import FileRunStore, RunsInStore
+from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.slurm.commands import Slurm
 from glimmer.backends.slurm.jobs import SlurmJobs
 from glimmer.backends.slurm.nodes import SlurmNodes
 from glimmer.backends.slurm.reaper import Reaped, reap
-from glimmer.engine.backend import (
-    Delivery,
-    ExecutionIndex,
-    ExecutionSpec,
-    NodeView,
-    Rendezvous,
-)
 from glimmer.sinks.sinkset import SinkSet
 
 
@@ -58,7 +49,7 @@ def default_runner_command() -> tuple[str, ...]:
     return (str(Path(sys.executable).parent / "glimmer-runner"),)
 
 
-class SlurmBackend(RunsInStore):
+class SlurmBackend(AssembledBackend):
     """A :class:`~glimmer.engine.backend.Backend` over a Slurm cluster, state under
     ``state_dir`` (shared with the nodes).
 
@@ -84,7 +75,9 @@ class SlurmBackend(RunsInStore):
         self.state_dir = Path(state_dir)
         self.slurm = slurm or Slurm()
         self.clock: SubstrateClock = clock or HostClock()
-        self.nodes = SlurmNodes(self.state_dir, self.slurm, partition=partition, user=user)
+        self.nodes: SlurmNodes = SlurmNodes(
+            self.state_dir, self.slurm, partition=partition, user=user
+        )
         self.store = FileRunStore(
             self.state_dir / "runs", now=self.clock.now, profiles=profiles, tests=tests
         )
@@ -97,79 +90,14 @@ class SlurmBackend(RunsInStore):
             doors=self.nodes,
         )
         self.delivery = SinkDelivery(sinks)
+        self.runner_part = self.jobs
 
     def reap(self) -> list[Reaped]:
         """Release the nodes this store drained for runs that no longer exist (:mod:`.reaper`)."""
         return reap(self.nodes, self.store)
 
-    # -- the clock ----------------------------------------------------------------------------
-    def now(self) -> datetime:
-        return self.clock.now()
-
-    # -- nodes --------------------------------------------------------------------------------
-    def get_node(self, name: str) -> NodeView | None:
-        return self.nodes.get_node(name)
-
-    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
-        return self.nodes.list_nodes(selector)
-
-    def update_node(
-        self,
-        name: str,
-        *,
-        unschedulable: bool | None = None,
-        annotations: Mapping[str, str | None] | None = None,
-    ) -> NodeView:
-        return self.nodes.update_node(name, unschedulable=unschedulable, annotations=annotations)
-
-    # -- executions ---------------------------------------------------------------------------
     @property
     def runs_images(self) -> bool:
         """False: jobs run the runner installed on the nodes, not the test's image
         (:class:`~glimmer.engine.backend.ImageFree`)."""
         return False
-
-    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
-        return self.jobs.executions(namespace, run, run_uid)
-
-    def create_execution(self, spec: ExecutionSpec) -> None:
-        self.jobs.create_execution(spec)
-
-    def delete_execution(self, namespace: str, name: str) -> None:
-        self.jobs.delete_execution(namespace, name)
-
-    def read_log(self, namespace: str, name: str) -> str:
-        return self.jobs.read_log(namespace, name)
-
-    def ensure_rendezvous(self, service: Rendezvous) -> None:
-        self.jobs.ensure_rendezvous(service)
-
-    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
-        return self.jobs.rendezvous_address(namespace, rendezvous, role)
-
-    # -- the run store ------------------------------------------------------------------------
-    def submit(self, run: BurnInRun) -> BurnInRun:
-        """Store a new run (a uid, namespace and creationTimestamp filled when missing)."""
-        if not run.metadata.uid:
-            meta = run.metadata.model_copy(update={"uid": str(uuid.uuid4())})
-            run = run.model_copy(update={"metadata": meta})
-        return self.store.create_run(run)
-
-    def _forget(self, run: BurnInRun) -> None:
-        uid = run.metadata.uid or ""
-        self.delivery.forget_run(uid)
-        self.jobs.delete_owned(run.metadata.namespace or "default", run.name, uid)
-
-    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
-        return self.store.get_profile(namespace, name)
-
-    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
-        return self.store.get_tests(namespace)
-
-    # -- delivery -----------------------------------------------------------------------------
-    @property
-    def describes_runs(self) -> bool:
-        return self.delivery.describes_runs
-
-    def deliver(self, delivery: Delivery) -> bool:
-        return self.delivery.deliver(delivery)
