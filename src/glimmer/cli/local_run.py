@@ -155,10 +155,10 @@ def prepare(
     )
 
 
-def start_or_resume(local: LocalRun) -> str:
+def start_or_resume(backend: Any, run: BurnInRun) -> str:
     """Submit the run, or resume the one of its name left unfinished; a finished one is
-    replaced. Says which."""
-    backend, run = local.backend, local.run
+    replaced. Says which. (The same for every substrate whose runs live in a store the next
+    command reads: this host's and Slurm's.)"""
     held = backend.get_run(NAMESPACE, run.name)
     if held is not None and (held.status is None or held.status.phase not in TERMINAL_RUN_PHASES):
         return "resumed"

@@ -315,7 +315,7 @@ def run_local_main(
         return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
     for line in local.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    how = local_run.start_or_resume(local)
+    how = local_run.start_or_resume(local.backend, local.run)
     if human:
         console.print(
             f"[bold]glimmer run[/bold] {local.run.name}: BurnInRun on this host (backend local)"

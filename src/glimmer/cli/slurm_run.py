@@ -35,7 +35,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.backends.common.registry import SLURM
-from glimmer.cli.local_run import ResultLines
+from glimmer.cli.local_run import ResultLines, start_or_resume
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
 from glimmer.cli.run_inputs import (
@@ -48,7 +48,7 @@ from glimmer.cli.run_inputs import (
 )
 from glimmer.cli.verdict_table import render_verdict
 from glimmer.engine.backend import BackendError
-from glimmer.engine.reconciler import TERMINAL_RUN_PHASES, Engine
+from glimmer.engine.reconciler import Engine
 from glimmer.errors import InputError, Location
 from glimmer.plan.decision import Refused
 from glimmer.plan.given import check_profile, check_sink_refs, check_startable, check_test_refs
@@ -249,22 +249,6 @@ def reap_lines(backend: Any) -> list[str]:
         return SLURM.reap(backend)
     except BackendError as e:
         raise InputError(f"--backend slurm: the reaper could not read the cluster: {e}") from None
-
-
-def start_or_resume(backend: Any, run: BurnInRun) -> str:
-    """Submit the run, or resume the one of its name left unfinished; a finished one is
-    replaced. Says which."""
-    held = backend.get_run(NAMESPACE, run.name)
-    if held is not None and (held.status is None or held.status.phase not in TERMINAL_RUN_PHASES):
-        return "resumed"
-    if held is not None:
-        backend.delete_run(NAMESPACE, run.name)  # finished: its verdict was printed and kept
-        if backend.get_run(NAMESPACE, run.name) is not None:
-            return "resumed"  # still tearing down: let the engine finish it first
-        backend.submit(run)
-        return "started (the finished run of that name replaced)"
-    backend.submit(run)
-    return "started"
 
 
 def drive(slurm_run: SlurmRun, human: bool) -> BurnInRun:
