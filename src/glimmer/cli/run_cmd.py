@@ -52,7 +52,6 @@ from glimmer.verdict.text import name_some
 
 if TYPE_CHECKING:  # annotation only: importing the simulator costs every command
     from glimmer.backends.common.registry import SimBackend
-    from glimmer.cli.local_run import LocalFlags
 
 EXIT_CODES = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.CANCELLED: 4}
 NOT_SETTLED_EXIT = 3
@@ -287,70 +286,6 @@ def run_main(
     return exit_code(final)
 
 
-def run_local_main(
-    flags: LocalFlags,
-    *,
-    output: RunOutput,
-    dry: bool,
-    report: str | None,
-    sinks: SinkFlags,
-) -> int:
-    """``--backend local``: this host through the one engine, as an exit code."""
-    from glimmer.cli import local_run
-    from glimmer.cli.local_halves import describe_half, half_lines
-
-    local = local_run.prepare(flags, lambda objects: sink_set_for(sinks, objects, simulated=False))
-    out_dir = Path(report) if report is not None else None
-    if out_dir is not None:
-        refuse_unwritable(out_dir, "--report")
-    human = output is RunOutput.TABLE
-    if dry:
-        decision = preview(local.run, local.profile, local.tests, local.nodes, datetime.now(UTC))
-        if human:
-            render_plan(console, local.run, decision)
-            for line in half_lines(local.halved, local.half):
-                console.print(f"Half: {line}", markup=False, soft_wrap=True)
-        else:
-            print_json(plan_json(local.run, decision))
-        return EXIT_CODES[Phase.ERROR] if isinstance(decision, Refused) else 0
-    for line in local.warnings:
-        print(f"warning: {line}", file=sys.stderr)
-    how = local_run.start_or_resume(local.backend, local.run)
-    if human:
-        console.print(
-            f"[bold]glimmer run[/bold] {local.run.name}: BurnInRun on this host (backend local)"
-        )
-        say = console.print
-        say(f"  node     {local.node}", markup=False)
-        say(f"  profile  {local.run.spec.profile_ref}", markup=False)
-        say(f"  state    {local.state_dir} ({how})", markup=False, soft_wrap=True)
-        if local.half is not None:
-            say(f"  half     {describe_half(local.half)}", markup=False, soft_wrap=True)
-        console.print()
-    final = local_run.drive(local, human)
-    if human:
-        console.print()
-        render_verdict(console, final, simulated=False)
-    else:
-        print(dump_json([final]), end="")
-    if flags.results_dir is not None:
-        from glimmer.cli.results_dir import write_results
-
-        written = write_results(Path(flags.results_dir), local, final)
-        if human:
-            console.print(f"Results: {written}", markup=False, soft_wrap=True)
-        else:
-            print(f"results: {written}", file=sys.stderr)
-    if out_dir is not None:
-        paths = write_reports(final, out_dir, ["all"])
-        line = report_summary(out_dir, paths)
-        if human:
-            console.print(f"Reports: {line}", markup=False, soft_wrap=True)
-        else:
-            print(f"reports: {line}", file=sys.stderr)
-    return exit_code(final)
-
-
 def _sim_only(flags: RunFlags) -> list[str]:
     """The simulator-only flags given (they shape the simulated fleet)."""
     given = [
@@ -562,6 +497,7 @@ def run(
         if given is not None and backend != "slurm":
             raise InputError(f"{slurm_flag}: only with --backend slurm")
     if backend == "local":
+        from glimmer.cli import local_main
         from glimmer.cli.local_run import LocalFlags, refuse_sim_flags
 
         refuse_sim_flags(_sim_only(flags))
@@ -581,7 +517,7 @@ def run(
             runtime=runtime or "process",
         )
         raise typer.Exit(
-            run_local_main(local, output=output, dry=dry, report=report, sinks=sink_flags)
+            local_main.main(local, output=output, dry=dry, report=report, sinks=sink_flags)
         )
     local_only = [
         ("--role", role),

@@ -28,7 +28,6 @@ from typing import Annotated, Any
 
 import typer
 
-from glimmer.api.dump import dump_json
 from glimmer.api.load import of_kind
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun
@@ -38,6 +37,7 @@ from glimmer.backends.common.registry import SLURM
 from glimmer.cli.local_run import ResultLines, start_or_resume
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
+from glimmer.cli.run_finish import report_to, show_final
 from glimmer.cli.run_inputs import (
     API_VERSION,
     NAMESPACE,
@@ -46,7 +46,6 @@ from glimmer.cli.run_inputs import (
     load_kinds,
     sink_set_for,
 )
-from glimmer.cli.verdict_table import render_verdict
 from glimmer.engine.backend import BackendError
 from glimmer.engine.reconciler import Engine
 from glimmer.errors import InputError, Location
@@ -54,9 +53,7 @@ from glimmer.plan.decision import Refused
 from glimmer.plan.given import check_profile, check_sink_refs, check_startable, check_test_refs
 from glimmer.plan.nodes import NodeInfo
 from glimmer.plan.preview import preview
-from glimmer.reports import write_reports
 from glimmer.reports.folder import refuse_unwritable
-from glimmer.reports.folder import summary as report_summary
 from glimmer.sinks.sinkset import SinkSet
 
 SLURM_PROFILE = "host"  # what --backend slurm runs when no profile is named
@@ -309,18 +306,9 @@ def main(
         for line in reaped:
             print(f"reaped {line}", file=sys.stderr)
     final = drive(prepared, human)
-    if human:
-        console.print()
-        render_verdict(console, final, simulated=False)
-    else:
-        print(dump_json([final]), end="")
+    show_final(final, human)
     if out_dir is not None:
-        paths = write_reports(final, out_dir, ["all"])
-        line = report_summary(out_dir, paths)
-        if human:
-            console.print(f"Reports: {line}", markup=False, soft_wrap=True)
-        else:
-            print(f"reports: {line}", file=sys.stderr)
+        report_to(final, out_dir, human)
     return exit_code(final)
 
 
