@@ -4,9 +4,9 @@
 worker (``/tmp/glimmer-slurm-gw0``, ``-gw1``: their own namespaces and subnets) before pytest
 and takes them down after, so the two workers' Slurm tests run side by side. This module only
 finds the worker's cluster, through ``$GLIMMER_SLURM_DIR/env`` (``GLIMMER_SLURM_DIR`` names
-another). A cluster that is not up FAILS the test, saying how to bring it up: CI must never
-pass by skipping. Only a run that is not root skips (network namespaces need root; CI runs as
-root), saying so.
+another). A cluster that is not up FAILS the test, saying how to bring it up, and so does a run
+that is not root (network namespaces need root; CI runs as root): CI must never pass by
+skipping.
 
 A test draining n1 must never meet another running a wave over n1..n4 on the same cluster (a
 run by hand with one cluster for several workers). So ``slurm_cluster`` (function scope) holds
@@ -173,9 +173,9 @@ class SlurmCluster:
 
 
 def find_cluster() -> SlurmCluster:
-    """The running cluster, or a failure (a skip only when not root) saying why."""
+    """The running cluster, or a failure saying why (never a skip: tests/netns.py's rule)."""
     if os.geteuid() != 0:
-        pytest.skip("the Slurm cluster needs root (network namespaces); CI runs as root")
+        pytest.fail("the Slurm cluster needs root (network namespaces); CI runs as root")
     root = cluster_dir()
     env_file = root / "env"
     if not env_file.is_file():
