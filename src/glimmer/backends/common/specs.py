@@ -5,6 +5,7 @@ jobs'."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from glimmer.api.test import BurnInTestSpec
@@ -97,3 +98,21 @@ def spec_from_json(value: dict[str, Any]) -> ExecutionSpec:
         ),
         seat=Seat(seat[0], seat[1], seat[2]) if seat else None,
     )
+
+
+class RecordSpecs:
+    """The spec of each execution record, parsed once: a record's spec never changes once
+    written, and a substrate re-reads its records every pass. Keyed by namespace, name and
+    creation time, so a record re-created under the same name is parsed afresh."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[str, str, str], ExecutionSpec] = {}
+
+    def of(self, record: Mapping[str, Any]) -> ExecutionSpec:
+        """The spec ``record`` holds (its ``spec`` and ``created_at`` fields)."""
+        written = record["spec"]
+        key = (written["namespace"], written["name"], str(record["created_at"]))
+        spec = self._parsed.get(key)
+        if spec is None:
+            spec = self._parsed[key] = spec_from_json(written)
+        return spec

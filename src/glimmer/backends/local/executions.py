@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from glimmer.backends.common.specs import spec_from_json, spec_to_json
+from glimmer.backends.common.specs import RecordSpecs, spec_to_json
 from glimmer.backends.local import field_refs
 from glimmer.backends.local.clock import SubstrateClock
 from glimmer.backends.local.containers import (
@@ -114,7 +114,7 @@ class ProcessExecutions:
         self.runtime = RuntimeChoice(runtime, runtime_path)
         self.device_scan = device_scan
         self._spawned: list[subprocess.Popen[bytes]] = []
-        self._specs: dict[tuple[str, str, str], ExecutionSpec] = {}
+        self._specs = RecordSpecs()
 
     # -- launching ------------------------------------------------------------------------------
     def argv(self, spec: ExecutionSpec) -> list[str]:
@@ -253,19 +253,11 @@ class ProcessExecutions:
         moment = parse_time(value)
         return self.clock.from_host(moment) if moment is not None else None
 
-    def _spec(self, record: dict[str, Any]) -> ExecutionSpec:
-        # A record's spec never changes once written: parsed once per record (name, creation).
-        key = (record["spec"]["namespace"], record["spec"]["name"], str(record["created_at"]))
-        spec = self._specs.get(key)
-        if spec is None:
-            spec = self._specs[key] = spec_from_json(record["spec"])
-        return spec
-
     def _observe(self, path: RecordPath, record: dict[str, Any]) -> Execution | None:
         supervisor = _identity(record.get("supervisor"))
         if supervisor is None and record.get("exit_code") is None and _orphaned(record):
             return None  # nothing ever ran under it (see the module docstring)
-        spec = self._spec(record)
+        spec = self._specs.of(record)
         created = self._time(record["created_at"])
         assert created is not None
         started = self._time(record.get("started_at"))

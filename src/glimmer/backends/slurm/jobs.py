@@ -55,7 +55,7 @@ from typing import Any, Protocol
 
 from glimmer.backends.common.clock import SubstrateClock
 from glimmer.backends.common.files import locked, write_atomically, write_json
-from glimmer.backends.common.specs import spec_from_json, spec_to_json
+from glimmer.backends.common.specs import RecordSpecs, spec_to_json
 from glimmer.backends.slurm.commands import Slurm, SlurmCommandError, records
 from glimmer.backends.slurm.job_files import JobDir, JobFiles
 from glimmer.backends.slurm.job_script import (
@@ -143,7 +143,7 @@ class SlurmJobs:
         self.allocation_wait = allocation_wait
         self.stop_wait = stop_wait
         self._hostnames: dict[str, str] = {}
-        self._specs: dict[tuple[str, str, str], ExecutionSpec] = {}
+        self._specs = RecordSpecs()
 
     # -- files ----------------------------------------------------------------------------------
     def files(self, namespace: str, run: str, name: str) -> JobFiles:
@@ -312,18 +312,10 @@ class SlurmJobs:
                     rows.setdefault(row.name, []).append(row)
         return rows
 
-    def _spec(self, record: Mapping[str, Any]) -> ExecutionSpec:
-        # A record's spec never changes once written: parsed once per record.
-        key = (record["spec"]["namespace"], record["spec"]["name"], str(record["created_at"]))
-        spec = self._specs.get(key)
-        if spec is None:
-            spec = self._specs[key] = spec_from_json(record["spec"])
-        return spec
-
     def _observe(
         self, files: JobFiles, record: dict[str, Any], rows: Mapping[str, list[QueueRow]]
     ) -> Execution | None:
-        spec = self._spec(record)
+        spec = self._specs.of(record)
         base = Execution(
             spec=spec,
             phase=ExecPhase.PENDING,
