@@ -12,7 +12,7 @@ PYTEST_WORKERS ?= 2
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,k8s]'
 	touch $(STAMP)
 
 # The accelerator runner kinds (issue 14) run their real numeric code in the tests on torch's cpu
