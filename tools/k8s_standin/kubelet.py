@@ -1,0 +1,283 @@
+"""The kubelet stand-in: one instance serves a set of stand-in nodes, over HTTP only.
+
+It registers its nodes (Node objects with the well-known labels, addresses, capacity), then
+follows Pods, Services and Nodes cluster-wide (LIST, then WATCH from the list's
+resourceVersion; a list again when the watch is too old). A pod bound to one of its nodes
+becomes a :class:`~tools.k8s_standin.kubelet_pod.PodWorker`; a pod bound to any other name is
+not its business and stays Pending, as on a cluster whose node has no kubelet. A pod without
+``spec.nodeName`` is bound by the minimal scheduler (kubelet_scheduler.py) when this instance
+schedules, with a ``pods/binding`` (or, on an API without that subresource, a patch of
+``spec.nodeName``); one no node fits gets ``PodScheduled=False/Unschedulable`` with the
+scheduler's reasons. ``nodeName`` set by the pod's author bypasses the scheduler, so such a pod
+runs on a cordoned or tainted node, as on a real kubelet.
+
+Every node's hosts file is kept current from the Services and Pods (hosts.py), before any
+process starts and after every change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from tools.k8s_standin import hosts, kubelet_scheduler
+from tools.k8s_standin import kubelet_status as st
+from tools.k8s_standin.kubelet_client import ApiError, Client, WatchExpired
+from tools.k8s_standin.kubelet_pod import PodWorker
+from tools.k8s_standin.node_netns import NodeNetworks
+
+log = logging.getLogger("k8s_standin.kubelet")
+Key = tuple[str, str]
+_TERMINAL = ("Succeeded", "Failed")
+
+
+def _key(obj: Mapping[str, Any]) -> Key:
+    meta = obj["metadata"]
+    return str(meta.get("namespace", "")), str(meta["name"])
+
+
+class Kubelet:
+    def __init__(
+        self,
+        url: str,
+        network: NodeNetworks,
+        nodes: Sequence[str],
+        *,
+        log_dir: Path,
+        work_dir: Path,
+        schedule: bool = True,
+        register: bool = True,
+        node_labels: Mapping[str, str] | None = None,
+    ) -> None:
+        self.url = url
+        self.network = network
+        self.nodes = list(nodes)
+        self.log_dir = log_dir
+        self.work_dir = work_dir
+        self.schedule = schedule
+        self.register = register
+        self.node_labels = dict(node_labels or {})
+        self.pods: dict[Key, dict[str, Any]] = {}
+        self.services: dict[Key, dict[str, Any]] = {}
+        self.api_nodes: dict[Key, dict[str, Any]] = {}
+        self.workers: dict[str, PodWorker] = {}  # by pod UID: a same-name pod is a new pod
+        self._bound: set[str] = set()
+        self._binding = True  # until the API says it has no pods/binding
+        self._wake = asyncio.Event()
+        self._client: Client | None = None
+
+    @property
+    def client(self) -> Client:
+        assert self._client is not None
+        return self._client
+
+    async def run(self, ready: asyncio.Event | None = None) -> None:
+        """Serve until cancelled; ``ready`` is set once the nodes are registered and the
+        first lists are in. Cancelling stops every pod's process."""
+        async with Client(self.url) as client:
+            self._client = client
+            tasks: list[asyncio.Task[None]] = []
+            try:
+                if self.register:
+                    await self.register_nodes()
+                listed = [asyncio.Event() for _ in range(3)]
+                follow = [
+                    ("/api/v1/nodes", self.api_nodes, self._on_node),
+                    ("/api/v1/services", self.services, self._on_service),
+                    ("/api/v1/pods", self.pods, self._on_pod),
+                ]
+                for (path, store, handler), done in zip(follow, listed, strict=True):
+                    tasks.append(asyncio.create_task(self._follow(path, store, handler, done)))
+                for done in listed:
+                    await done.wait()
+                if self.schedule:
+                    tasks.append(asyncio.create_task(self._schedule_loop()))
+                if ready is not None:
+                    ready.set()
+                await asyncio.Event().wait()
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await self.stop_pods()
+
+    async def stop_pods(self) -> None:
+        live = [w.task for w in self.workers.values() if w.task is not None and not w.finished]
+        for task in live:
+            task.cancel()
+        await asyncio.gather(*live, return_exceptions=True)
+
+    async def register_nodes(self) -> None:
+        """Create each node's Node (kept if it exists) and post its status."""
+        for name in self.nodes:
+            node = st.node_object(name, self.network.address(name), self.node_labels)
+            with contextlib.suppress(ApiError):
+                await self.client.write("POST", "/api/v1/nodes", node)
+            await self.client.merge_patch(
+                f"/api/v1/nodes/{name}/status", {"status": node["status"]}
+            )
+
+    async def _follow(
+        self,
+        path: str,
+        store: dict[Key, dict[str, Any]],
+        handler: Callable[[str, dict[str, Any]], Awaitable[None]],
+        listed: asyncio.Event,
+    ) -> None:
+        """Keep ``store`` equal to the API's objects at ``path``, calling ``handler`` for each
+        change (a relist reports what changed while no watch was open)."""
+        while True:
+            try:
+                items, rv = await self.client.list(path)
+                fresh = {_key(o): o for o in items}
+                for key in set(store) - set(fresh):
+                    await handler("DELETED", store.pop(key))
+                for key, obj in fresh.items():
+                    store[key] = obj
+                    await handler("MODIFIED", obj)
+                listed.set()
+                while True:
+                    async for kind, obj in self.client.watch(path, rv):
+                        rv = str(obj["metadata"].get("resourceVersion") or rv)
+                        if kind == "DELETED":
+                            store.pop(_key(obj), None)
+                        else:
+                            store[_key(obj)] = obj
+                        await handler(kind, obj)
+            except asyncio.CancelledError:
+                raise
+            except WatchExpired:
+                continue
+            except (aiohttp.ClientError, ApiError, TimeoutError, ValueError) as e:
+                log.debug("following %s: %s; listing again", path, e)
+                await asyncio.sleep(0.2)
+
+    # -- events ------------------------------------------------------------------------------
+
+    async def _on_node(self, kind: str, node: dict[str, Any]) -> None:
+        self._wake.set()  # a node came, went or changed: pods may fit now
+        self.refresh_hosts()
+
+    async def _on_service(self, kind: str, service: dict[str, Any]) -> None:
+        self.refresh_hosts()
+
+    async def _on_pod(self, kind: str, pod: dict[str, Any]) -> None:
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        uid = str(meta.get("uid", ""))
+        if spec.get("subdomain"):
+            self.refresh_hosts()
+        worker = self.workers.get(uid)
+        if kind == "DELETED":
+            self._bound.discard(uid)
+            if worker is not None:
+                worker.request_stop("gone", worker.grace_of(pod))
+                self.workers.pop(uid, None)
+            return
+        node = spec.get("nodeName")
+        if not node:
+            self._wake.set()
+            return
+        if worker is None and node in self.nodes:
+            if (pod.get("status") or {}).get("phase") in _TERMINAL or meta.get("deletionTimestamp"):
+                return  # finished before this kubelet saw it, or already going
+            worker = PodWorker(
+                pod,
+                client=self.client,
+                network=self.network,
+                log_dir=self.log_dir,
+                work_dir=self.work_dir,
+                before_start=self._before_start,
+            )
+            self.workers[uid] = worker
+            worker.start()
+        elif worker is not None and meta.get("deletionTimestamp"):
+            worker.request_stop("deleting", worker.grace_of(pod))
+
+    async def _before_start(self) -> None:
+        self.refresh_hosts()
+
+    # -- hosts -------------------------------------------------------------------------------
+
+    def node_addresses(self) -> dict[str, str]:
+        out = {n: self.network.address(n) for n in self.nodes}
+        for node in self.api_nodes.values():
+            address = st.internal_ip(node)
+            if address:
+                out.setdefault(str(node["metadata"]["name"]), address)
+        return out
+
+    def refresh_hosts(self) -> None:
+        """Every node's hosts file from the Services and Pods as last seen."""
+        if not any(self.network.hosts_path(n) for n in self.nodes):
+            return
+        addresses = self.node_addresses()
+        records = hosts.rendezvous_records(self.services.values(), self.pods.values(), addresses)
+        for node in self.nodes:
+            path = self.network.hosts_path(node)
+            if path is not None:
+                hosts.write_in_place(path, hosts.render(node, addresses, records))
+
+    # -- scheduling --------------------------------------------------------------------------
+
+    async def _schedule_loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=1.0)
+            self._wake.clear()
+            for pod in list(self.pods.values()):
+                try:
+                    await self._schedule(pod)
+                except (ApiError, aiohttp.ClientError, TimeoutError) as e:
+                    log.debug("scheduling %s: %s", _key(pod), e)
+
+    async def _schedule(self, pod: dict[str, Any]) -> None:
+        meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+        uid = str(meta.get("uid", ""))
+        if spec.get("nodeName") or uid in self._bound or meta.get("deletionTimestamp"):
+            return
+        if spec.get("schedulerName", "default-scheduler") != "default-scheduler":
+            return
+        if status.get("phase") in _TERMINAL:
+            return
+        ns, name = _key(pod)
+        node, message = kubelet_scheduler.choose(pod, self.api_nodes.values())
+        if node is None:
+            current = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
+            if current and current[0].get("message") == message:
+                return
+            with contextlib.suppress(ApiError):
+                await self.client.merge_patch(
+                    f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                    {"status": st.unschedulable(message, st.now())},
+                )
+            return
+        await self._bind(ns, name, node)
+        self._bound.add(uid)
+
+    async def _bind(self, ns: str, name: str, node: str) -> None:
+        path = f"/api/v1/namespaces/{ns}/pods/{name}"
+        if self._binding:
+            binding = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name, "namespace": ns},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            }
+            try:
+                await self.client.write("POST", f"{path}/binding", binding)
+                return
+            except ApiError as e:
+                if e.status not in (404, 405):
+                    raise
+                self._binding = False  # this API has no binding subresource: patch instead
+        try:
+            await self.client.merge_patch(path, {"spec": {"nodeName": node}})
+        except ApiError as e:
+            if e.status != 404:
+                raise
