@@ -4,7 +4,10 @@ Everything Kubernetes-shaped about an execution lives here and nowhere in the en
 restart policy, placement by the hostname label, the one extra toleration (the run's own
 cordon taint, so the execution lands on the node the run cordoned), the autoscaler's
 never-evict annotation, the headless-service host name and subdomain a rendezvous resolves
-through, host paths as volumes, and the deadline as ``activeDeadlineSeconds``.
+through, host paths as volumes, and the deadline as ``activeDeadlineSeconds``. The rendezvous
+itself is :func:`service_of`: a headless Service (§2.8) whose DNS publishes the unit's pods
+before they are Ready, so a Pair client or a Group worker can reach a peer that is still
+starting.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 
 from glimmer.api.k8s import Toleration
 from glimmer.api.meta import API_VERSION
-from glimmer.engine.backend import ExecutionSpec, Mount
+from glimmer.engine.backend import ExecutionSpec, Mount, Rendezvous
+from glimmer.engine.keys import ATTEMPT_LABEL, RUN_LABEL, TEST_LABEL
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -96,15 +100,21 @@ def _container(spec: ExecutionSpec) -> dict[str, Any]:
     return container
 
 
-def _owner(spec: ExecutionSpec) -> dict[str, Any]:
+def owner_reference(run: str, run_uid: str) -> dict[str, Any]:
+    """The controller reference to the run: what the cluster's garbage collector deletes the
+    run's pods and Services by, and what a recreated run of the same name does not match."""
     return {
         "apiVersion": API_VERSION,
         "kind": "BurnInRun",
-        "name": spec.run,
-        "uid": spec.run_uid,
+        "name": run,
+        "uid": run_uid,
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def _owner(spec: ExecutionSpec) -> dict[str, Any]:
+    return owner_reference(spec.run, spec.run_uid)
 
 
 def pod_of(
@@ -146,4 +156,30 @@ def pod_of(
             "ownerReferences": [_owner(spec)],
         },
         "spec": pod_spec,
+    }
+
+
+def service_of(rendezvous: Rendezvous) -> dict[str, Any]:
+    """The headless rendezvous Service of a Pair or Group attempt (§2.8): no cluster IP, no
+    ports, not-ready addresses published, selecting the attempt's pods by run, test and
+    attempt (so a retry never resolves its predecessor's dead peer), owned by the run."""
+    labels = {
+        RUN_LABEL: rendezvous.run,
+        TEST_LABEL: rendezvous.test,
+        ATTEMPT_LABEL: str(rendezvous.attempt),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": rendezvous.name,
+            "namespace": rendezvous.namespace,
+            "labels": dict(labels),
+            "ownerReferences": [owner_reference(rendezvous.run, rendezvous.run_uid)],
+        },
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": dict(labels),
+        },
     }
