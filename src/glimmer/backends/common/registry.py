@@ -52,6 +52,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "KUBERNETES",
     "LOCAL",
     "REGISTRY",
     "SIM",
@@ -305,6 +306,41 @@ class SlurmEntry:
 
 
 SLURM = SlurmEntry()
+
+
+class KubernetesEntry:
+    """A Kubernetes cluster's entry: its backend over the API server a kubeconfig names, and
+    the wall-clock driver (``glimmer run --backend kubernetes`` drives one run from outside
+    the cluster; the operator drives every run from inside it)."""
+
+    def backend(
+        self,
+        kubeconfig: Path | None = None,
+        *,
+        context: str | None = None,
+        profiles: Mapping[str, BurnInProfile] | None = None,
+        tests: Mapping[str, BurnInTestSpec] | None = None,
+        sinks: SinkSet | None = None,
+    ) -> Any:
+        """The cluster ``kubeconfig`` names (None: $KUBECONFIG, the in-cluster service
+        account, or ~/.kube/config) as a substrate; its runs are the cluster's BurnInRuns,
+        ``profiles`` and ``tests`` answer names the cluster does not hold."""
+        from glimmer.backends.kubernetes.backend import KubernetesBackend
+        from glimmer.backends.kubernetes.client import connect
+
+        return KubernetesBackend(
+            connect(kubeconfig, context=context), profiles=profiles, tests=tests, sinks=sinks
+        )
+
+    @property
+    def drive(self) -> Callable[..., Any]:
+        """The wall-clock driver: passes, sleeping for the wake-up asked for, until settled."""
+        from glimmer.backends.common.drivers import drive_wall_clock
+
+        return drive_wall_clock
+
+
+KUBERNETES = KubernetesEntry()
 
 
 @dataclass(frozen=True)
