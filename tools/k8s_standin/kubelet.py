@@ -69,6 +69,10 @@ class Kubelet:
         self.workers: dict[str, PodWorker] = {}  # by pod UID: a same-name pod is a new pod
         self._bound: set[str] = set()
         self._binding = True  # until the API says it has no pods/binding
+        # Pods placed without spec.nodeName, by UID: on an API with neither a binding
+        # subresource nor a mutable nodeName, the choice lives here (and only here).
+        self._assigned: dict[str, str] = {}
+        self._patchable = True  # until the API refuses a patch of spec.nodeName
         self._wake = asyncio.Event()
         self._client: Client | None = None
 
@@ -175,11 +179,12 @@ class Kubelet:
         worker = self.workers.get(uid)
         if kind == "DELETED":
             self._bound.discard(uid)
+            self._assigned.pop(uid, None)
             if worker is not None:
                 worker.request_stop("gone", worker.grace_of(pod))
                 self.workers.pop(uid, None)
             return
-        node = spec.get("nodeName")
+        node = spec.get("nodeName") or self._assigned.get(uid)
         if not node:
             self._wake.set()
             return
@@ -188,6 +193,7 @@ class Kubelet:
                 return  # finished before this kubelet saw it, or already going
             worker = PodWorker(
                 pod,
+                node,
                 client=self.client,
                 network=self.network,
                 log_dir=self.log_dir,
@@ -257,10 +263,18 @@ class Kubelet:
                     {"status": st.unschedulable(message, st.now())},
                 )
             return
-        await self._bind(ns, name, node)
-        self._bound.add(uid)
+        self._bound.add(uid)  # the watch may lag the binding: never bind twice
+        try:
+            bound = await self._bind(ns, name, node)
+        except BaseException:
+            self._bound.discard(uid)
+            raise
+        if not bound:
+            self._assigned[uid] = node
+            await self._on_pod("MODIFIED", pod)
 
-    async def _bind(self, ns: str, name: str, node: str) -> None:
+    async def _bind(self, ns: str, name: str, node: str) -> bool:
+        """Bind the pod to ``node`` in the API; False when the API allows no way to."""
         path = f"/api/v1/namespaces/{ns}/pods/{name}"
         if self._binding:
             binding = {
@@ -271,13 +285,19 @@ class Kubelet:
             }
             try:
                 await self.client.write("POST", f"{path}/binding", binding)
-                return
+                return True
             except ApiError as e:
                 if e.status not in (404, 405):
                     raise
                 self._binding = False  # this API has no binding subresource: patch instead
+        if not self._patchable:
+            return False
         try:
             await self.client.merge_patch(path, {"spec": {"nodeName": node}})
         except ApiError as e:
+            if e.status == 422:
+                self._patchable = False  # spec.nodeName is immutable, as on a real API server
+                return False
             if e.status != 404:
                 raise
+        return True

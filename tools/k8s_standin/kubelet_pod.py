@@ -41,6 +41,7 @@ class PodWorker:
     def __init__(
         self,
         pod: Mapping[str, Any],
+        node: str,
         *,
         client: Client,
         network: NodeNetworks,
@@ -49,11 +50,12 @@ class PodWorker:
         before_start: Callable[[], Awaitable[None]],
     ) -> None:
         meta = pod["metadata"]
-        self.pod = dict(pod)
+        # The node as the pod's own fields read it, also where the API kept no nodeName.
+        self.pod = {**pod, "spec": {**pod["spec"], "nodeName": node}}
         self.ns = str(meta.get("namespace", "default"))
         self.name = str(meta["name"])
         self.uid = str(meta.get("uid", ""))
-        self.node = str(pod["spec"]["nodeName"])
+        self.node = node
         self.client = client
         self.network = network
         self.log_path = log_dir / self.ns / f"{self.name}.log"
@@ -187,6 +189,7 @@ class PodWorker:
                 pod_ip=self.pod_ip,
                 wrap=wrap,
                 env=launch.env,
+                cwd=launch.cwd,
                 connect=lambda h, p, t: self.network.connect(self.node, h, p, t),
                 on_change=self._ready,
             )

@@ -1,7 +1,7 @@
 """Readiness probes, as a kubelet runs them: ``exec`` (a command in the container's network
-namespace and environment; exit 0 is success) and ``tcpSocket`` (a connection to the pod's
-address); ``initialDelaySeconds``, ``periodSeconds``, ``timeoutSeconds``, ``successThreshold``
-and ``failureThreshold`` with the API's defaults. An ``httpGet`` or ``grpc`` probe is not
+namespace, environment and working directory; exit 0 is success) and ``tcpSocket`` (a
+connection to the pod's address); ``initialDelaySeconds``, ``periodSeconds``,
+``timeoutSeconds``, ``successThreshold`` and ``failureThreshold`` with the API's defaults. An ``httpGet`` or ``grpc`` probe is not
 run: it counts as failing, with a reason saying so, so a pod never looks Ready by mistake.
 """
 
@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # Connect to (host, port) within the pod's network; True when it answered within timeout.
@@ -51,12 +52,17 @@ def _port(value: Any, container: Mapping[str, Any]) -> int:
 
 
 async def run_exec(
-    wrap: Sequence[str], command: Sequence[str], env: Mapping[str, str], timeout: float
+    wrap: Sequence[str],
+    command: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+    cwd: Path | None = None,
 ) -> bool:
     proc = await asyncio.create_subprocess_exec(
         *wrap,
         *command,
         env=dict(env),
+        cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
@@ -83,6 +89,7 @@ class Readiness:
         pod_ip: str,
         wrap: Sequence[str],
         env: Mapping[str, str],
+        cwd: Path | None = None,
         connect: Connector,
         on_change: Callable[[bool], Awaitable[None]],
     ) -> None:
@@ -92,6 +99,7 @@ class Readiness:
         self.pod_ip = pod_ip
         self.wrap = tuple(wrap)
         self.env = dict(env)
+        self.cwd = cwd
         self.connect = connect
         self.on_change = on_change
         self.ready = False
@@ -104,7 +112,7 @@ class Readiness:
             if not command:
                 return False
             try:
-                return await run_exec(self.wrap, command, self.env, timeout)
+                return await run_exec(self.wrap, command, self.env, timeout, self.cwd)
             except OSError:
                 return False  # the command is not there: a failing probe, as on a kubelet
         if "tcpSocket" in self.probe:

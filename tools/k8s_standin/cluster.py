@@ -1,0 +1,140 @@
+"""A whole stand-in cluster for a test or a demo: the API stand-in, a kubelet stand-in serving
+``node-1``..``node-N`` (each in its own network namespace), their Node objects, a kubeconfig.
+
+Both servers run on one background thread with its own event loop, so the code under test —
+synchronous clients, kubectl, kopf on a loop of its own — reaches them over HTTP only. Leaving
+the context manager, however the body ended, stops every pod's process, the API, and removes
+every namespace the cluster made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tools.k8s_standin.api import running_api
+from tools.k8s_standin.kubeconfig import write_kubeconfig
+from tools.k8s_standin.kubelet import Kubelet
+from tools.k8s_standin.node_netns import HostNetwork, NetnsNetwork, NodeNetworks
+
+Network = Literal["netns", "host"]
+
+
+@dataclass(frozen=True)
+class StandInCluster:
+    """A running stand-in cluster: where to reach it and what it is made of."""
+
+    url: str
+    kubeconfig: Path
+    nodes: tuple[str, ...]
+    addresses: Mapping[str, str]  # node -> the address its pods have
+    log_dir: Path  # <log_dir>/<namespace>/<pod>.log
+    journal: Path | None  # every API request, one JSON line each
+    root: Path
+    prefix: str | None  # the namespaces' prefix (network "netns")
+
+
+def node_names(nodes: int | Sequence[str]) -> tuple[str, ...]:
+    return (
+        tuple(f"node-{i}" for i in range(1, nodes + 1)) if isinstance(nodes, int) else tuple(nodes)
+    )
+
+
+@contextlib.contextmanager
+def standin_cluster(
+    nodes: int | Sequence[str] = 3,
+    root: Path | None = None,
+    *,
+    conflict_every: int | None = None,
+    network: Network = "netns",
+    journal: bool = True,
+    port: int = 0,
+    subnet: str | None = None,
+    prefix: str | None = None,
+    namespace: str = "default",
+    node_labels: Mapping[str, str] | None = None,
+    start_timeout: float = 60.0,
+) -> Iterator[StandInCluster]:
+    """The cluster under ``root`` (logs/, pods/, kubeconfig, journal.jsonl). ``network="host"``
+    needs no root but gives no per-node address and no rendezvous by name."""
+    if root is None:
+        raise ValueError("standin_cluster needs a root folder (a test's tmp_path)")
+    names = node_names(nodes)
+    log_dir, work_dir = root / "logs", root / "pods"
+    journal_path = root / "journal.jsonl" if journal else None
+    nets: NodeNetworks = (
+        NetnsNetwork(names, prefix=prefix, subnet=subnet)
+        if network == "netns"
+        else HostNetwork(names)
+    )
+    started = threading.Event()
+    box: dict[str, Any] = {}
+
+    async def main(stop: asyncio.Event) -> None:
+        async with running_api(
+            port=port, log_dir=log_dir, conflict_every=conflict_every, journal=journal_path
+        ) as running:
+            kubelet = Kubelet(
+                running.url,
+                nets,
+                names,
+                log_dir=log_dir,
+                work_dir=work_dir,
+                node_labels=node_labels,
+            )
+            ready = asyncio.Event()
+            serving = asyncio.create_task(kubelet.run(ready))
+            waiting = asyncio.create_task(ready.wait())
+            await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            if serving.done():
+                waiting.cancel()
+                serving.result()  # raises what stopped it
+                raise RuntimeError("the kubelet stand-in stopped before it was ready")
+            box["url"] = running.url
+            started.set()
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            serving.cancel()
+            stopping.cancel()
+            await asyncio.gather(serving, return_exceptions=True)
+
+    def thread_main() -> None:
+        loop = asyncio.new_event_loop()
+        stop = asyncio.Event()
+        box["loop"], box["stop"] = loop, stop
+        try:
+            loop.run_until_complete(main(stop))
+        except BaseException as exc:  # told to the starting thread, not lost in this one
+            box["error"] = exc
+        finally:
+            started.set()
+            loop.close()
+
+    thread = threading.Thread(target=thread_main, name="k8s-standin-cluster", daemon=True)
+    try:
+        thread.start()
+        if not started.wait(start_timeout):
+            raise RuntimeError(f"the stand-in cluster did not start within {start_timeout} s")
+        if "error" in box:
+            raise RuntimeError("the stand-in cluster failed to start") from box["error"]
+        kubeconfig = write_kubeconfig(root / "kubeconfig", box["url"], namespace)
+        yield StandInCluster(
+            url=box["url"],
+            kubeconfig=kubeconfig,
+            nodes=names,
+            addresses={n: nets.address(n) for n in names},
+            log_dir=log_dir,
+            journal=journal_path,
+            root=root,
+            prefix=getattr(nets, "prefix", None),
+        )
+    finally:
+        if "loop" in box and thread.is_alive():
+            box["loop"].call_soon_threadsafe(box["stop"].set)
+        thread.join(timeout=60)
+        nets.down()
