@@ -1,8 +1,9 @@
 """Readiness probes, as a kubelet runs them: ``exec`` (a command in the container's network
 namespace, environment and working directory; exit 0 is success) and ``tcpSocket`` (a
 connection to the pod's address); ``initialDelaySeconds``, ``periodSeconds``,
-``timeoutSeconds``, ``successThreshold`` and ``failureThreshold`` with the API's defaults. An ``httpGet`` or ``grpc`` probe is not
-run: it counts as failing, with a reason saying so, so a pod never looks Ready by mistake.
+``timeoutSeconds``, ``successThreshold`` and ``failureThreshold`` with the API's defaults.
+An ``httpGet`` or ``grpc`` probe is not run: it counts as failing, so a pod never looks
+Ready by mistake.
 """
 
 from __future__ import annotations
