@@ -1,9 +1,10 @@
 """The subset of CEL the glimmer CRDs' ``x-kubernetes-validations`` rules are written in.
 
 Grammar: ``||``, ``&&``, ``!``, ``==``, ``!=``, parentheses, ``has(self.a.b)``, ``size(x)``,
-field access from ``self``, string/int/bool literals, and the string methods ``startsWith``,
-``endsWith`` and ``contains``. A rule outside the subset is not enforced (it is reported by
-``unsupported`` so a test can keep the subset covering every rule the CRDs hold).
+field access from ``self`` and from ``oldSelf`` (the stored value: a transition rule, checked
+on updates only, as the API server does), string/int/bool literals, and the string methods
+``startsWith``, ``endsWith`` and ``contains``. A rule outside the subset is not enforced; it
+is reported by ``unsupported``, so a test keeps the subset covering every rule the CRDs hold.
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ class _Parser:
             return ("lit", text == "true")
         if text == "self":
             return ("self",)
+        if text == "oldSelf":
+            return ("old",)
         if text in ("has", "size") and self.peek() == "(":
             self.take("(")
             arg = self.or_()
@@ -133,33 +136,39 @@ class _Parser:
         raise Unsupported(text)
 
 
-def _eval(node: Any, value: Any) -> Any:
+def _uses_old(node: Any) -> bool:
+    return isinstance(node, tuple) and (node == ("old",) or any(_uses_old(n) for n in node))
+
+
+def _eval(node: Any, value: Any, old: Any = _ABSENT) -> Any:
     op = node[0]
     if op == "lit":
         return node[1]
     if op == "self":
         return value
+    if op == "old":
+        return old
     if op == "get":
-        base = _eval(node[1], value)
+        base = _eval(node[1], value, old)
         if not isinstance(base, Mapping) or node[2] not in base:
             return _ABSENT
         return base[node[2]]
     if op == "has":
-        return _eval(node[1], value) is not _ABSENT
+        return _eval(node[1], value, old) is not _ABSENT
     if op == "size":
-        inner = _eval(node[1], value)
+        inner = _eval(node[1], value, old)
         return len(inner) if isinstance(inner, (str, list, Mapping)) else 0
     if op == "not":
-        return not _eval(node[1], value)
+        return not _eval(node[1], value, old)
     if op == "and":
-        return bool(_eval(node[1], value)) and bool(_eval(node[2], value))
+        return bool(_eval(node[1], value, old)) and bool(_eval(node[2], value, old))
     if op == "or":
-        return bool(_eval(node[1], value)) or bool(_eval(node[2], value))
+        return bool(_eval(node[1], value, old)) or bool(_eval(node[2], value, old))
     if op in ("==", "!="):
-        equal = _eval(node[1], value) == _eval(node[2], value)
+        equal = _eval(node[1], value, old) == _eval(node[2], value, old)
         return equal if op == "==" else not equal
     if op == "call":
-        target, arg = _eval(node[2], value), _eval(node[3], value)
+        target, arg = _eval(node[2], value, old), _eval(node[3], value, old)
         if not isinstance(target, str) or not isinstance(arg, str):
             return False
         return {
@@ -203,13 +212,18 @@ def _nodes(value: Any, path: tuple[str, ...], shown: str = "") -> Iterator[tuple
         yield from _nodes(value[head], rest, f"{shown}.{head}" if shown else head)
 
 
-def check(rules: list[Rule], obj: Any) -> list[tuple[str, str]]:
-    """(field path, message) for each rule a node of ``obj`` breaks."""
+def check(rules: list[Rule], obj: Any, old: Any = None) -> list[tuple[str, str]]:
+    """(field path, message) for each rule a node of ``obj`` breaks; a transition rule (one
+    naming ``oldSelf``) only where ``old`` has the node too."""
     failed = []
     for rule in rules:
         if rule.tree is None:
             continue
+        transition = _uses_old(rule.tree)
+        before = dict(_nodes(old, rule.path)) if transition and old is not None else {}
         for shown, node in _nodes(obj, rule.path):
-            if not _eval(rule.tree, node):
+            if transition and shown not in before:
+                continue
+            if not _eval(rule.tree, node, before.get(shown, _ABSENT)):
                 failed.append((shown, f'Invalid value: "object": {rule.message}'))
     return failed

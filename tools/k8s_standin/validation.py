@@ -3,12 +3,13 @@
 - Every object: ``metadata.name`` of the shape the kind requires (a DNS-1123 subdomain; a
   DNS-1035 label for Services, a DNS-1123 label for Namespaces), label keys and values and
   annotation keys of the legal shapes, all strings.
-- A custom resource: pruned of fields its CRD's structural schema does not declare (unless
-  ``x-kubernetes-preserve-unknown-fields``), then validated against ``openAPIV3Schema`` —
-  types, required, enum, bounds, lengths, patterns, ``date-time`` — and the CRD's
-  ``x-kubernetes-validations`` rules (the CEL subset of ``cel.py``). One deliberate departure:
-  a ``null`` where the schema is not ``nullable`` is refused (422) instead of silently pruned,
-  because sending such nulls is the bug the operator's tests exist to catch.
+- A custom resource: pruned of the fields its CRD's structural schema does not declare (unless
+  ``x-kubernetes-preserve-unknown-fields``), given the schema's defaults, then validated
+  against ``openAPIV3Schema`` (types, required, enum, bounds, lengths, patterns, date-time)
+  and the CRD's ``x-kubernetes-validations`` rules (the CEL subset of ``cel.py``). One
+  deliberate departure: a ``null`` where the schema is not ``nullable`` is refused (422)
+  instead of silently pruned, because sending such nulls is the bug the operator's tests
+  exist to catch.
 - A Pod: the subset of the Pod schema in ``pod_schema.py`` (types of every field a runner pod
   uses, nulls refused, enums, names of containers, ports, env).
 Failures are 422 Invalid naming each offending field path, e.g. ``status.results[0].verdict``.
@@ -117,6 +118,26 @@ def prune(value: Any, schema: Mapping[str, Any], top: bool = False) -> Any:
         return out
     if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         return [prune(item, schema["items"]) for item in value]
+    return value
+
+
+def apply_defaults(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` with the schema's ``default`` filled in wherever the parent object exists and
+    the field is absent — what the API server does on every write and read."""
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for key, sub in props.items():
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                value[key] = apply_defaults(value[key], sub)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for key in value:
+                if key not in props:
+                    value[key] = apply_defaults(value[key], extra)
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [apply_defaults(item, schema["items"]) for item in value]
     return value
 
 
@@ -283,15 +304,16 @@ class Validator:
 
     def admit(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> Obj:
         """The object as stored (pruned), or 422 naming every invalid field."""
-        del old
         causes = _check_metadata(rtype, obj)
         entry = self._crs.get(rtype.key)
         if entry is not None:
             schema, compiled, rules = entry
-            obj = prune(copy.deepcopy(obj), schema, top=True)
+            obj = apply_defaults(prune(copy.deepcopy(obj), schema, top=True), schema)
             causes += _causes(compiled, obj)
             if not causes:
-                causes += [errors.Cause(path, message) for path, message in cel.check(rules, obj)]
+                causes += [
+                    errors.Cause(path, message) for path, message in cel.check(rules, obj, old)
+                ]
         elif rtype.key == ("", "pods"):
             causes += _causes(self._pod, obj)
         if causes:

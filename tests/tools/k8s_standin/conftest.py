@@ -1,4 +1,53 @@
-"""The stand-in's own tests use the project's k8s_api fixtures (until the lead registers
-tests/k8s_api.py in tests/conftest.py, this folder registers them itself)."""
+"""The stand-in's own tests: the project's k8s_api fixtures (registered here until the lead
+adds tests/k8s_api.py to tests/conftest.py) and a raw HTTP client on the stand-in, for the
+status codes, reasons and content types a typed client would hide."""
 
-from tests.k8s_api import k8s_api, kubectl  # noqa: F401 (fixtures)
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.k8s_api import K8sAPI, k8s_api, kubectl  # noqa: F401 (fixtures)
+
+RUNS = "/apis/burnin.glimmer.ai/v1alpha1/namespaces/default/burninruns"
+PODS = "/api/v1/namespaces/default/pods"
+NODES = "/api/v1/nodes"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+JSON_PATCH = {"Content-Type": "application/json-patch+json"}
+
+
+@pytest.fixture
+def http(k8s_api: K8sAPI) -> Iterator[httpx.Client]:  # noqa: F811 (the fixture above)
+    with httpx.Client(base_url=k8s_api.url, timeout=10) as client:
+        yield client
+
+
+def run_body(name: str = "smoke", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInRun",
+        "metadata": {"name": name},
+        "spec": {"profileRef": "host", "target": {"nodeNames": ["node-a"]}, **spec},
+    }
+
+
+def pod_body(name: str = "runner", node: str | None = None, **labels: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "runner", "image": "glimmer/runner:1", "command": ["true"]}],
+        "restartPolicy": "Never",
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+    }
+
+
+def node_body(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
