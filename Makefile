@@ -50,6 +50,7 @@ tools:
 	tests/tools/ensure_stressapptest.sh
 	tests/tools/ensure_iperf3.sh
 	tests/tools/ensure_perftest.sh
+	tests/tools/ensure_kubectl.sh
 
 # The slurm substrate's tests (issue 15) run against a real Slurm cluster in network namespaces
 # on this machine (tests/tools/slurm_cluster.sh; GLIMMER_SLURM_* choose its directory, prefix
