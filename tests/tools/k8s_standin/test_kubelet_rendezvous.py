@@ -14,6 +14,7 @@ from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import Pod, Service
 
 from glimmer.backends.kubernetes.podspec import rendezvous_address
+from glimmer.contract.images import RUNNER
 from tools.k8s_standin.cluster import standin_cluster
 
 SERVE = """
@@ -99,3 +100,47 @@ def test_a_name_without_a_publishing_service_does_not_resolve(tmp_path: Path) ->
         client.create(_pod("asker", "client", "node-1", lookup, {}))
         assert _finished(client, "asker") == "Failed"
         assert "gaierror" in "".join(client.log("asker", namespace="default"))
+
+
+def _runner_pod(role: str, node: str, env: dict[str, str]) -> Pod:
+    variables = [{"name": k, "value": v} for k, v in env.items()]
+    return Pod.from_dict({
+        "metadata": {"name": f"tcp-{role}", "namespace": "default", "labels": {"rdv": "r1"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "hostname": role,
+            "subdomain": "r1-rdv",
+            "hostNetwork": True,
+            "containers": [{"name": "runner", "image": RUNNER.reference("tcp-baseline"),
+                            "env": variables}],
+        },
+    })  # fmt: skip
+
+
+def test_tcp_baseline_measures_the_fabric_between_two_nodes_past_the_default_route_guard(
+    tmp_path: Path,
+) -> None:
+    with standin_cluster(2, tmp_path) as cluster:
+        client = Client(KubeConfig.from_file(cluster.kubeconfig))
+        client.create(Service.from_dict({
+            "metadata": {"name": "r1-rdv", "namespace": "default"},
+            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                     "selector": {"rdv": "r1"}},
+        }))  # fmt: skip
+        common = {"BURNIN_DURATION_SECONDS": "2", "TCP_BASELINE_INTERFACE": "eth0"}
+        client.create(_runner_pod("server", "node-1", {**common, "BURNIN_ROLE": "server"}))
+        peer = rendezvous_address("default", "r1-rdv", "server")
+        client_env = {**common, "BURNIN_ROLE": "client", "BURNIN_PEER_HOST": peer}
+        client.create(_runner_pod("client", "node-2", client_env))
+        said = {}
+        for name in ("tcp-client", "tcp-server"):
+            phase = _finished(client, name)
+            said[name] = "".join(client.log(name, namespace="default"))
+            assert phase == "Succeeded", said[name]
+        lines = said["tcp-client"].splitlines()
+        metrics = dict(line.split("=", 1) for line in lines if "=" in line)
+        # The fabric (eth0) was measured; the management pair holding the default route was not.
+        assert (metrics["tcpTestInterface"], metrics["tcpMgmtInterface"]) == ("eth0", "mgmt0")
+        assert metrics["tcpNetNamespace"] == f"{cluster.prefix}-node-2"
+        assert float(metrics["tcpThroughputGbps"]) > 0
