@@ -86,3 +86,13 @@ def test_a_live_clusters_namespaces_are_not_reaped() -> None:
         assert network.hub in node_netns.namespaces()
     finally:
         network.down()
+
+
+def test_without_root_the_namespaces_are_refused_naming_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(node_netns.os, "geteuid", lambda: 1000)
+    with pytest.raises(NetworkUnavailable) as caught:
+        NetnsNetwork(["node-1"])
+    assert "need root (`ip netns add`)" in str(caught.value)
+    assert "network='host'" in str(caught.value)

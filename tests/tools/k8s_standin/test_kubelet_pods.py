@@ -259,3 +259,16 @@ def test_the_pod_still_settles_when_every_third_write_is_refused(tmp_path: Path)
         pod = _phase(client, "stubborn", "Failed")
         terminated = pod.status.containerStatuses[0].state.terminated  # type: ignore[union-attr]
         assert terminated is not None and terminated.exitCode == 5
+
+
+def test_on_the_host_network_every_nodes_pods_run_at_127_0_0_1(tmp_path: Path) -> None:
+    with standin_cluster(2, tmp_path, network="host") as c:
+        assert c.prefix is None
+        client = Client(KubeConfig.from_file(c.kubeconfig))
+        env = [{"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+        client.create(
+            _pod("local", ["sh", "-c", "echo $IP"], node="node-2", container={"env": env})
+        )
+        pod = _phase(client, "local", "Succeeded")
+        assert pod.status is not None and pod.status.podIP == "127.0.0.1"
+        assert _log(client, "local") == "127.0.0.1\n"
