@@ -25,7 +25,7 @@ import attrs
 import kmock
 import yaml
 
-from tools.k8s_standin import discovery, errors, patching, tables
+from tools.k8s_standin import discovery, errors, openapi, patching, tables
 from tools.k8s_standin.emulator import Cluster
 from tools.k8s_standin.faults import ConflictEvery
 from tools.k8s_standin.journal import Journal
@@ -133,6 +133,17 @@ class StandInAPI(kmock.KubernetesEmulator):
             return _json(discovery.SERVER_VERSION)
         if head in ("healthz", "livez", "readyz") and len(parts) == 1:
             return aiohttp.web.Response(text="ok")
+        if parts == ["openapi", "v2"]:
+            if "protobuf" in request.headers.get("Accept", ""):
+                return aiohttp.web.Response(
+                    # What kube-openapi answers the protobuf Accept with (Go's mime
+                    # parser refuses the '@' of the requested type).
+                    body=openapi.document_protobuf(),
+                    headers={"Content-Type": "application/octet-stream"},
+                )
+            return aiohttp.web.Response(
+                body=openapi.document_json(), headers={"Content-Type": JSON}
+            )
         if head == "api":
             if len(parts) == 1:
                 return _json(discovery.api_versions())

@@ -6,10 +6,11 @@
 - A custom resource: pruned of the fields its CRD's structural schema does not declare (unless
   ``x-kubernetes-preserve-unknown-fields``), given the schema's defaults, then validated
   against ``openAPIV3Schema`` (types, required, enum, bounds, lengths, patterns, date-time)
-  and the CRD's ``x-kubernetes-validations`` rules (the CEL subset of ``cel.py``). One
-  deliberate departure: a ``null`` where the schema is not ``nullable`` is refused (422)
-  instead of silently pruned, because sending such nulls is the bug the operator's tests
-  exist to catch.
+  and the CRD's ``x-kubernetes-validations`` rules (the CEL subset of ``cel.py``). A ``null``
+  where the schema is not ``nullable`` is pruned, as the API server does (a sample may hold
+  ``thresholds: null``) — except under ``.status``, where it is refused (422): a deliberate
+  departure, because a controller sending such nulls is the bug the operator's tests exist to
+  catch, and pruning would hide it from a check of the stored status.
 - A Pod: the subset of the Pod schema in ``pod_schema.py`` (types of every field a runner pod
   uses, nulls refused, enums, names of containers, ports, env).
 Failures are 422 Invalid naming each offending field path, e.g. ``status.results[0].verdict``.
@@ -97,27 +98,34 @@ def to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def prune(value: Any, schema: Mapping[str, Any], top: bool = False) -> Any:
-    """``value`` without the fields ``schema`` does not declare, as the API server stores it."""
+def prune(value: Any, schema: Mapping[str, Any], top: bool = False, nulls: bool = False) -> Any:
+    """``value`` without the fields ``schema`` does not declare, and without the ``null`` of a
+    declared field that is not ``nullable``, as the API server stores it. ``nulls=True`` keeps
+    those nulls for validation to refuse (``.status``: see the module's docstring)."""
     if isinstance(value, dict):
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
         keep_unknown = schema.get("x-kubernetes-preserve-unknown-fields", False)
         out: dict[str, Any] = {}
         for key, item in value.items():
+            strict = nulls or (top and key == "status")
             if top and key in ("apiVersion", "kind", "metadata"):
                 out[key] = item
             elif props is not None and key in props:
-                out[key] = prune(item, props[key])
+                if item is None and not strict and not props[key].get("nullable"):
+                    continue
+                out[key] = prune(item, props[key], nulls=strict)
             elif isinstance(extra, Mapping):
-                out[key] = prune(item, extra)
+                if item is None and not strict and not extra.get("nullable"):
+                    continue
+                out[key] = prune(item, extra, nulls=strict)
             elif keep_unknown or extra is True:
                 out[key] = item
             elif props is None and not schema.get("type") and not top:
                 out[key] = item  # an untyped node keeps what it holds
         return out
     if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        return [prune(item, schema["items"]) for item in value]
+        return [prune(item, schema["items"], nulls=nulls) for item in value]
     return value
 
 

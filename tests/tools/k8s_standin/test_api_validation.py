@@ -118,3 +118,13 @@ def test_label_values_and_object_names_must_have_the_legal_shape(http: httpx.Cli
     assert causes(http.post("/api/v1/namespaces/default/services", json=service)) == [
         "metadata.name"
     ]
+
+
+def test_a_null_in_the_spec_is_pruned_then_defaulted_as_the_api_server_does(
+    http: httpx.Client,
+) -> None:
+    body = run_body(maxConcurrentNodes=None)
+    body["spec"]["target"]["nodeSelector"] = None
+    stored = http.post(RUNS, json=body).json()
+    assert stored["spec"]["maxConcurrentNodes"] == 1  # the CRD's default replaces the null
+    assert "nodeSelector" not in stored["spec"]["target"]
