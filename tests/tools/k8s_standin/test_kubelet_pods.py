@@ -140,24 +140,40 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
-def test_deleting_a_pod_kills_its_process_and_the_pod_goes(client: Client, tmp_path: Path) -> None:
+def _start_doomed(client: Client, tmp_path: Path, **spec: Any) -> int:
     pid_file = tmp_path / "pid"
     # "$$$$" is the shell's "$$" once the kubelet's $(VAR) expansion has unescaped it.
-    client.create(_pod("doomed", ["sh", "-c", f"echo $$$$ > {pid_file}; exec sleep 600"]))
+    client.create(_pod("doomed", ["sh", "-c", f"echo $$$$ > {pid_file}; exec sleep 600"], **spec))
     _phase(client, "doomed", "Running")
     pid = int(_wait("the pid file", lambda: pid_file.exists() and pid_file.read_text().strip()))
     assert _alive(pid)
+    return pid
+
+
+def _gone(client: Client, name: str) -> bool:
+    try:
+        client.get(Pod, name, namespace="default")
+    except ApiError as e:
+        return e.status.code == 404
+    return False
+
+
+def test_deleting_a_pod_kills_its_process_and_the_pod_goes(client: Client, tmp_path: Path) -> None:
+    pid = _start_doomed(client, tmp_path)
     client.delete(Pod, "doomed", namespace="default")
-
-    def gone() -> bool:
-        try:
-            client.get(Pod, "doomed", namespace="default")
-        except ApiError as e:
-            return e.status.code == 404
-        return False
-
-    _wait("the pod deleted", gone)
+    _wait("the pod deleted", lambda: _gone(client, "doomed"))
     _wait("the process killed", lambda: not _alive(pid))
+
+
+def test_a_bound_pod_deleted_gracefully_goes_only_once_its_process_is_dead(
+    client: Client, tmp_path: Path
+) -> None:
+    pid = _start_doomed(client, tmp_path, node=None, nodeName="node-1")
+    client.delete(Pod, "doomed", namespace="default")
+    # The API keeps a bound pod, terminating, until its kubelet confirms with grace period 0,
+    # which this kubelet does once the process has exited.
+    _wait("the pod deleted", lambda: _gone(client, "doomed"))
+    assert not _alive(pid)
 
 
 def test_active_deadline_fails_the_pod_deadline_exceeded(client: Client) -> None:
@@ -272,3 +288,11 @@ def test_on_the_host_network_every_nodes_pods_run_at_127_0_0_1(tmp_path: Path) -
         pod = _phase(client, "local", "Succeeded")
         assert pod.status is not None and pod.status.podIP == "127.0.0.1"
         assert _log(client, "local") == "127.0.0.1\n"
+
+
+def test_the_deadline_also_ends_a_pod_whose_container_never_started(client: Client) -> None:
+    client.create(_pod("stuck", [], activeDeadlineSeconds=1))
+    pod = _phase(client, "stuck", "Failed")
+    assert pod.status is not None and pod.status.reason == "DeadlineExceeded"
+    waiting = pod.status.containerStatuses[0].state.waiting
+    assert waiting is not None and waiting.reason == "StandInCannotRunImage"
