@@ -10,7 +10,7 @@ key) and ``checkpoints`` after it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -48,6 +48,12 @@ class Pass:
     executions: ExecutionSet
     launch: bool = True
     busy: set[str] = field(default_factory=set)
+    # The nodes this pass added to ``busy`` by starting units on them, and those of the
+    # executions still without a result: with the results it changed, the nodes whose being
+    # busy the next pass must look at again (:func:`.execute.kept_busy`).
+    occupied: set[str] = field(default_factory=set)
+    unrecorded_nodes: set[str] = field(default_factory=set)
+    seeded: bool = False  # ``busy`` was made by this pass's sweep
     cordoned: Cordoned = field(default_factory=Cordoned)
     condemned: dict[str, Execution] = field(default_factory=dict)
     deliveries: list[Delivery] = field(default_factory=list)
@@ -150,6 +156,11 @@ class Pass:
         return build_execution(
             self.run, test, index, attempt, where, images=runs_images(self.backend)
         )
+
+    def occupy(self, nodes: Iterable[str]) -> None:
+        """A unit starts on ``nodes``: they are busy from now on."""
+        self.busy.update(nodes)
+        self.occupied.update(nodes)
 
     def create(self, spec: ExecutionSpec) -> None:
         """Create an execution, and remember it until its unit has a result (it may end before

@@ -93,6 +93,10 @@ class RunMemory:
     # the next one need look only at the nodes its own changes could have made idle.
     idle_released: bool = False
     touched: set[str] | None = None  # the nodes that pass touched (None: not known)
+    # The busy set the last pass ended with, and the nodes whose being busy may have changed
+    # since (see execute.kept_busy); None: the next pass builds it afresh.
+    busy: set[str] | None = None
+    busy_recheck: set[str] | None = None
 
     def index_for(self, run: BurnInRun) -> Index | None:
         """The index of the status as this engine wrote it, when ``run`` is that status and the
@@ -116,6 +120,7 @@ class RunMemory:
         self.watch.clear()
         self.idle_released = False
         self.touched = None
+        self.busy = self.busy_recheck = None
 
     def wrote(self, run: BurnInRun, index: Index, cordoned: Cordoned | None = None) -> None:
         self.version = run.metadata.resource_version

@@ -117,7 +117,7 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
             return True
         cordon_node(ctx, node, test)
         ctx.create(spec)
-        ctx.busy.add(node)
+        ctx.occupy((node,))
         ctx.in_flight(test, waiting=True)
         return True
     if execution.live:

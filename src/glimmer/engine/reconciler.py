@@ -17,7 +17,7 @@ from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import Backend
 from glimmer.engine.book import Book
 from glimmer.engine.context import Pass
-from glimmer.engine.execute import unrecorded_after
+from glimmer.engine.execute import recheck_after, unrecorded_after
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.engine.memory import Memory, RunMemory
 from glimmer.engine.start import StartFn, mark_running, start
@@ -128,6 +128,10 @@ class Engine:
         outcome = step(ctx)
         if ctx.unrecorded is not None:
             memory.unrecorded = unrecorded_after(ctx)
+        if ctx.seeded and memory.unrecorded is not None:
+            memory.busy, memory.busy_recheck = ctx.busy, recheck_after(ctx)
+        else:
+            memory.busy = memory.busy_recheck = None
         memory.sleepers.wake_all(ctx.book.changed)  # a unit whose result changed is visited
         memory.watch.touch(ctx.created)
         return outcome, ctx

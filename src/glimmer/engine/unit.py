@@ -101,6 +101,6 @@ def start_rendezvous_unit(
     for node in nodes:
         cordon_node(ctx, node, test)
     ctx.create(spec)
-    ctx.busy.update(nodes)
+    ctx.occupy(nodes)
     ctx.in_flight(test, waiting=True, rendezvous=True)
     return True

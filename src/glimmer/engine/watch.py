@@ -34,12 +34,16 @@ class LiveWatch:
     # Executions this engine created or deleted since the mark: re-read at the next pass
     # whether or not the substrate reports its own engine's changes.
     touched: set[str] = field(default_factory=set)
+    # The nodes of the executions the last refresh found changed (the old reading and the new):
+    # the only nodes whose count in ``nodes`` that refresh can have moved.
+    changed_nodes: set[str] = field(default_factory=set)
 
     def clear(self) -> None:
         self.mark = None
         self.live.clear()
         self.nodes.clear()
         self.touched.clear()
+        self.changed_nodes.clear()
 
     def _add(self, execution: Execution) -> None:
         self.live[execution.name] = execution
@@ -68,12 +72,17 @@ class LiveWatch:
         changed = set(names) | self.touched
         self.touched.clear()
         self.mark = mark
+        moved = self.changed_nodes = set()
         for name in changed:
             current = executions.get(name)
-            if current is not None and current is self.live.get(name):
+            old = self.live.get(name)
+            if current is not None and current is old:
                 continue
-            self._drop(name)
+            if old is not None:
+                moved.update(unit_nodes(old))
+                self._drop(name)
             if current is not None and current.live:
+                moved.update(unit_nodes(current))
                 self._add(current)
         return changed
 

@@ -1,0 +1,86 @@
+"""The busy set an engine keeps between its passes (execute._kept_busy) is, at every pass, the
+set a pass builds from nothing: the live executions' nodes, the unrecorded ones' and the open
+results'. Only a few nodes are looked at again each pass, so a node missed there would hold a
+slot for ever, or free one under load: whatever the machinery does, the two must agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from engine_world import GATE_MISCOMPARES, Interlock, ScriptedRunner, reply, run_object, spec_of
+from engine_world import world as make_world
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from glimmer.backends.sim.faults import ExecutionFault
+from glimmer.engine import execute
+
+MODES = ["deleted", "evicted", "unschedulable", "image-pull", "hang", "log-unreadable"]
+fault = st.builds(
+    ExecutionFault,
+    mode=st.sampled_from(MODES),
+    node=st.sampled_from([None, "node-000", "node-001", "node-002", "node-003"]),
+    test=st.sampled_from([None, "burn", "bw"]),
+    attempt=st.sampled_from([None, 1, 2]),
+    after=st.sampled_from([0.05, 1.0, 30.0, 400.0]),
+)
+
+
+class Compared:
+    """Wraps ``_kept_busy``: each kept set is checked against a fresh build of the same pass."""
+
+    def __init__(self) -> None:
+        self.kept = 0
+        self.original = execute._kept_busy
+
+    def __call__(self, ctx: Any, loaded: Any, unrecorded: set[str]) -> set[str] | None:
+        fresh = execute._fresh_busy(ctx, (), loaded, unrecorded) if loaded is not None else None
+        kept = self.original(ctx, loaded, unrecorded)
+        if kept is not None:
+            self.kept += 1
+            assert kept == fresh, (sorted(kept - (fresh or set())), sorted((fresh or set()) - kept))
+        return kept
+
+
+def _drive(n: int, cap: int, faults: list[ExecutionFault], failing: set[int], seed: int) -> Any:
+    tests = {
+        "burn": spec_of("gpu-burn", durationSeconds=300, thresholds=[GATE_MISCOMPARES]),
+        "bw": spec_of("memory-bw", repeatCount=2, checkpointIntervalSeconds=100),
+    }
+    runner = ScriptedRunner(default="miscompares=0")
+    entries = [{"testRef": t} for t in tests]
+    w = make_world(
+        n, tests, entries, runner=runner, faults=faults, backend_cls=Interlock, seed=seed
+    )
+    for i in failing:
+        w.runner.on(reply("miscompares=3"), node=f"node-{i:03d}", test="burn")
+    w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=cap, retryOnErrorLimit=1))
+    return w.drive(progress=lambda run, backend: backend.after_pass()).run
+
+
+def test_a_clean_run_keeps_its_busy_set_and_it_is_always_the_fresh_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compared = Compared()
+    monkeypatch.setattr(execute, "_kept_busy", compared)
+    run = _drive(6, 3, [], set(), seed=1)
+    assert run.status.phase.value == "Passed"
+    assert compared.kept > 10  # the kept set was used, not always rebuilt
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 6),
+    cap=st.integers(1, 4),
+    faults=st.lists(fault, max_size=4),
+    failing=st.sets(st.integers(0, 5), max_size=2),
+    seed=st.integers(0, 1000),
+)
+def test_under_machinery_faults_the_kept_busy_set_is_the_fresh_one_at_every_pass(
+    n: int, cap: int, faults: list[ExecutionFault], failing: set[int], seed: int
+) -> None:
+    compared = Compared()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(execute, "_kept_busy", compared)
+        _drive(n, cap, faults, failing, seed)
