@@ -231,9 +231,10 @@ class Process:
     @classmethod
     async def start(cls, launch: Launch, wrap: Sequence[str], log: Path) -> Process:
         """Start ``wrap + argv`` (``wrap`` puts it in its node's network namespace) with
-        stdout and stderr both appended to ``log``."""
+        stdout and stderr both written to ``log``, which starts empty: a new pod of an old
+        pod's name has a log of its own, as on a cluster."""
         log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as out:
+        with open(log, "wb") as out:
             proc = await asyncio.create_subprocess_exec(
                 *wrap,
                 *launch.argv,

@@ -296,3 +296,13 @@ def test_the_deadline_also_ends_a_pod_whose_container_never_started(client: Clie
     assert pod.status is not None and pod.status.reason == "DeadlineExceeded"
     waiting = pod.status.containerStatuses[0].state.waiting
     assert waiting is not None and waiting.reason == "StandInCannotRunImage"
+
+
+def test_a_new_pod_of_an_old_pods_name_has_a_log_of_its_own(client: Client) -> None:
+    client.create(_pod("again", ["echo", "first"]))
+    _phase(client, "again", "Succeeded")
+    client.delete(Pod, "again", namespace="default")
+    _wait("the first pod deleted", lambda: _gone(client, "again"))
+    client.create(_pod("again", ["echo", "second"]))
+    _phase(client, "again", "Succeeded")
+    assert _log(client, "again") == "second\n"

@@ -16,6 +16,7 @@ import pytest
 from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import Node, Pod
 
+from tests.k8s_api import KUBECTL
 from tools.k8s_standin import node_netns
 
 LAUNCHER = Path(__file__).resolve().parents[3] / "tools" / "k8s-standin"
@@ -79,6 +80,10 @@ def test_up_serves_its_nodes_and_runs_a_pod_then_down_stops_it_and_its_namespace
         assert time.monotonic() < end, "the pod did not succeed within 60 s"
         time.sleep(0.05)
     assert "".join(client.log("hello", namespace="default")) == "hi\n"
+    env = {**os.environ, "KUBECONFIG": str(folder / "kubeconfig"), "HOME": str(folder)}
+    logs = subprocess.run([str(KUBECTL), "logs", "hello"], capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    assert (logs.returncode, logs.stdout) == (0, "hi\n"), logs.stderr
     assert len(_prefixed(state["prefix"])) == 3  # the hub and two nodes
     done = subprocess.run(
         [str(LAUNCHER), "down", "--dir", str(folder)], capture_output=True, text=True, timeout=120
