@@ -27,13 +27,19 @@ when its run store is its own). The entry provides:
   test then holds that such a write is accepted and still bumps the version);
 * ``uses_cluster``: whether it runs on the real Slurm cluster (``tests/slurm_cluster.py``): the
   ``substrate`` fixture then holds the cluster for the test, binds ``make`` to it, and gives
-  the cluster back clean afterwards (no job, no reservation, every node resumed).
+  the cluster back clean afterwards (no job, no reservation, every node resumed);
+* ``uses_k8s_api``: whether each instance is a Kubernetes API stand-in over HTTP
+  (``tools/k8s_standin``): the fixture binds ``make`` to a starter of fresh stand-ins, each
+  stopped when the test ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
+import types
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,19 +47,64 @@ import pytest
 from substrates import (
     STORES,
     SUBSTRATES,
+    StartAPI,
     StoreSubstrate,
     Substrate,
     World,
+    kubernetes_maker,
     slurm_maker,
     slurm_submit,
 )
 
 from glimmer.engine.backend import Backend, RunStore
+from tools.k8s_standin import emulator
+from tools.k8s_standin.background import api_in_thread
+from tools.k8s_standin.kubeconfig import write_kubeconfig
+
+
+class SeededUids:
+    """The stand-in's object uids from a counter that restarts with each cluster, so two
+    clusters given the same objects in the same order give them the same uids — as two
+    instances of the local substrate give a run the same uid from its name (``_with_uid``).
+    A real API server's uids are random; the suite's two-instance case needs the same run
+    identity on both (until the stand-in takes a seed of its own)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def restart(self) -> None:
+        self.count = 0
+
+    def uuid4(self) -> uuid.UUID:
+        self.count += 1
+        return uuid.UUID(int=self.count, version=4)
+
+
+@pytest.fixture
+def k8s_apis(monkeypatch: pytest.MonkeyPatch) -> Iterator[StartAPI]:
+    """A starter of Kubernetes API stand-ins, one per substrate instance: each gets a
+    kubeconfig and a pod log folder under the instance's directory; all stop with the test."""
+    uids = SeededUids()
+    assert isinstance(getattr(emulator, "uuid", None), types.ModuleType), "stand-in uids moved"
+    monkeypatch.setattr(emulator, "uuid", uids)
+    with contextlib.ExitStack() as stack:
+
+        def start(where: Path) -> tuple[Path, Path]:
+            logs = where / "k8s-logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            uids.restart()
+            running = stack.enter_context(api_in_thread(log_dir=logs))
+            return write_kubeconfig(where / "kubeconfig", running.url), logs
+
+        yield start
 
 
 @pytest.fixture(params=SUBSTRATES, ids=lambda s: s.name)
 def substrate(request: pytest.FixtureRequest) -> Iterator[Substrate]:
     found: Substrate = request.param
+    if found.uses_k8s_api:
+        yield dataclasses.replace(found, make=kubernetes_maker(request.getfixturevalue("k8s_apis")))
+        return
     if not found.uses_cluster:
         yield found
         return
@@ -68,7 +119,12 @@ def substrate(request: pytest.FixtureRequest) -> Iterator[Substrate]:
 
 @pytest.fixture(params=STORES, ids=lambda s: s.name)
 def store_substrate(request: pytest.FixtureRequest) -> StoreSubstrate:
-    return request.param  # type: ignore[no-any-return]
+    found: StoreSubstrate = request.param
+    if found.uses_k8s_api:
+        return dataclasses.replace(
+            found, make=kubernetes_maker(request.getfixturevalue("k8s_apis"))
+        )
+    return found
 
 
 @pytest.fixture

@@ -18,6 +18,10 @@ from glimmer.backends.base import selector_matches
 from glimmer.backends.common.drivers import drive as virtual_clock_drive
 from glimmer.backends.common.drivers import drive_wall_clock
 from glimmer.backends.common.run_store import FileRunStore
+from glimmer.backends.kubernetes.backend import KubernetesBackend
+from glimmer.backends.kubernetes.client import connect
+from glimmer.backends.kubernetes.resources import PROFILES, TESTS
+from glimmer.backends.kubernetes.wire import for_cluster
 from glimmer.backends.local.backend import LocalBackend
 from glimmer.backends.sim.backend import SimBackend
 from glimmer.backends.slurm.backend import SlurmBackend
@@ -33,6 +37,7 @@ from glimmer.engine.backend import (
 )
 from glimmer.engine.reconciler import Engine
 from glimmer.sinks.envelope import Transition
+from tests.backends.kubernetes.pod_driver import PodDriver
 
 API = "burnin.glimmer.ai/v1alpha1"
 NAMESPACE = "default"
@@ -123,6 +128,7 @@ class Substrate:
     refuse_sinks: Callable[[Any], None]
     detects_stale_writes: bool
     uses_cluster: bool = False  # a real Slurm cluster: the test holds it (conftest.py)
+    uses_k8s_api: bool = False  # an API stand-in per instance, started for the test (conftest.py)
 
 
 def _sim(tmp_path: Path, world: World) -> SimBackend:
@@ -371,6 +377,122 @@ def _slurm_let_time_pass(backend: Any, seconds: float) -> None:
         time.sleep(0.1)
 
 
+# -- kubernetes: the API stand-in over real HTTP (tools/k8s_standin), one per instance --------
+# Each ``make`` is a cluster of its own (a fresh stand-in, as each local instance has a state
+# directory of its own): the world's nodes are Node objects created in it, its profile and tests
+# BurnInProfile and BurnInTest objects, and the backend reads them over HTTP like any client.
+# Pods are run by tests/backends/kubernetes/pod_driver.PodDriver — a minimal kubelet that
+# writes each pod's status (Running, then Succeeded with exit 0) and its empty log — stepped
+# while the drive sleeps. The cluster's timestamps have whole seconds, so a pod's creation may
+# read up to a host second early: at K8S_SCALE engine seconds per host second that is 100
+# engine seconds, and a runner of K8S_RUNNER_SECONDS (450 engine seconds, past the 400 s run
+# deadline) still ends well inside a 300 s test's 720 s window.
+K8S_SCALE = 100.0
+K8S_RUNNER_SECONDS = 4.5
+
+
+class K8sFastClock(LocalFastClock):
+    """K8S_SCALE engine seconds per host second."""
+
+    def from_host(self, moment: datetime) -> datetime:
+        return self.origin + (moment - self.origin) * K8S_SCALE
+
+    def host_seconds(self, seconds: float) -> float:
+        return seconds / K8S_SCALE
+
+
+# Starts a fresh API stand-in for an instance: its kubeconfig and its pod log folder.
+StartAPI = Callable[[Path], tuple[Path, Path]]
+
+
+def _k8s_world(client: Any, world: World) -> None:
+    """The world's nodes, profile and tests as objects in the cluster."""
+    from lightkube import ApiError
+    from lightkube.types import PatchType
+
+    from glimmer.backends.kubernetes.resources import NODES
+
+    for view in world.nodes:
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": view.name}}
+        node["metadata"]["labels"] = dict(view.labels)
+        try:
+            client.create(NODES.from_dict(node))
+        except ApiError as e:
+            if e.status.code != 409:
+                raise
+        info = {"kernelVersion": view.kernel, "osImage": view.os_image, "architecture": view.arch}
+        client.patch(
+            NODES.Status,
+            view.name,
+            {"status": {"nodeInfo": info}},
+            patch_type=PatchType.MERGE,
+        )
+    for name, spec in world.tests.items():
+        test = {
+            "apiVersion": API,
+            "kind": "BurnInTest",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": spec.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        }
+        try:
+            client.create(TESTS.from_dict(test), namespace=NAMESPACE)
+        except ApiError as e:
+            if e.status.code != 409:
+                raise
+    for prof in world.profiles.values():
+        try:
+            client.create(PROFILES.from_dict(for_cluster(prof)), namespace=NAMESPACE)
+        except ApiError as e:
+            if e.status.code != 409:
+                raise
+
+
+def kubernetes_maker(start_api: StartAPI | None) -> Callable[[Path, World], Backend]:
+    """The kubernetes substrate's ``make``: each instance on a stand-in ``start_api`` starts
+    (conftest.py binds it; None only in the table)."""
+
+    def make(tmp_path: Path, world: World) -> Backend:
+        if start_api is None:
+            raise AssertionError("the kubernetes substrate is bound to its API in conftest.py")
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        kubeconfig, log_dir = start_api(tmp_path)
+        client = connect(kubeconfig)
+        _k8s_world(client, world)
+        backend = KubernetesBackend(client, clock=K8sFastClock())
+        backend.pod_driver = PodDriver(client, log_dir, K8S_RUNNER_SECONDS)  # type: ignore[attr-defined]
+        return backend  # type: ignore[return-value]
+
+    return make
+
+
+def _pod_driver(backend: Any) -> PodDriver:
+    driver: PodDriver = _underlying(backend).pod_driver
+    return driver
+
+
+def _k8s_drive(backend: Any, engine: Engine, namespace: str, name: str) -> BurnInRun:
+    driver = _pod_driver(backend)
+    final = drive_wall_clock(
+        backend,
+        engine,
+        namespace,
+        name,
+        poll=LOCAL_POLL * K8S_SCALE,
+        sleep=lambda seconds: driver.sleep(seconds / K8S_SCALE),
+        max_passes=MAX_PASSES,
+    )
+    assert final is not None
+    return final
+
+
+def _k8s_let_time_pass(backend: Any, seconds: float) -> None:
+    # Host time passes as it does, the pods stepped, until none is left running.
+    driver = _pod_driver(backend)
+    until = time.monotonic() + seconds / K8S_SCALE
+    while time.monotonic() < until and driver.step():
+        time.sleep(0.02)
+
+
 SUBSTRATES: tuple[Substrate, ...] = (
     Substrate("sim", make=_sim, **SIM),  # type: ignore[arg-type]
     Substrate("sim+file-store", make=_sim_on_files, **SIM),  # type: ignore[arg-type]
@@ -394,6 +516,17 @@ SUBSTRATES: tuple[Substrate, ...] = (
         detects_stale_writes=True,
         uses_cluster=True,
     ),
+    Substrate(
+        "kubernetes",
+        make=kubernetes_maker(None),  # conftest.py binds it to the stand-ins the test starts
+        # The API server fills the uid (and refuses a name it already holds).
+        submit=lambda backend, run: backend.submit(run),
+        drive=_k8s_drive,
+        let_time_pass=_k8s_let_time_pass,
+        refuse_sinks=_local_refuse,
+        detects_stale_writes=True,
+        uses_k8s_api=True,
+    ),
 )
 
 
@@ -406,6 +539,7 @@ class StoreSubstrate:
     make: Callable[[Path, World], RunStore]
     create: Callable[[Any, BurnInRun], BurnInRun]
     detects_stale_writes: bool
+    uses_k8s_api: bool = False
 
 
 def _file_store(tmp_path: Path, world: World) -> FileRunStore:
@@ -418,7 +552,10 @@ def _with_uid(run: BurnInRun) -> BurnInRun:
 
 
 STORES: tuple[StoreSubstrate, ...] = (
-    *(StoreSubstrate(s.name, s.make, s.submit, s.detects_stale_writes) for s in SUBSTRATES),
+    *(
+        StoreSubstrate(s.name, s.make, s.submit, s.detects_stale_writes, s.uses_k8s_api)
+        for s in SUBSTRATES
+    ),
     StoreSubstrate(
         "file",
         make=_file_store,

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from lightkube import Client
-from lightkube.resources.core_v1 import Event
 
 from glimmer.backends.kubernetes.errors import AlreadyExists, api_call
+from glimmer.backends.kubernetes.resources import EVENTS
 
 COMPONENT = "glimmer-operator"
 NORMAL = "Normal"
@@ -85,6 +85,6 @@ def post_event(
     manifest = event_manifest(involved, reason, message, kind, at)
     try:
         with api_call(f"post event {reason} on {involved.kind} {involved.name}"):
-            client.create(cast(Event, Event.from_dict(manifest)), namespace=involved.namespace)
+            client.create(EVENTS.from_dict(manifest), namespace=involved.namespace)
     except AlreadyExists:
         pass

@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from lightkube import ApiError, Client
-from lightkube.resources.core_v1 import Pod, Service
 
 from glimmer.api.k8s import Toleration
 from glimmer.backends.common.specs import spec_from_json, spec_to_json
@@ -35,7 +34,7 @@ from glimmer.backends.kubernetes.podspec import (
     rendezvous_address,
     service_of,
 )
-from glimmer.backends.kubernetes.resources import as_dict
+from glimmer.backends.kubernetes.resources import PODS, SERVICES, as_dict
 from glimmer.engine.backend import (
     Execution,
     ExecutionIndex,
@@ -93,7 +92,7 @@ class KubeExecutions:
     # -- observe ------------------------------------------------------------------------------
     def _pods(self, namespace: str, run: str, run_uid: str) -> list[dict[str, Any]]:
         with api_call(f"list pods of run {namespace}/{run}"):
-            found = self.client.list(Pod, namespace=namespace, labels={RUN_LABEL: run})
+            found = self.client.list(PODS, namespace=namespace, labels={RUN_LABEL: run})
             pods = [as_dict(p) for p in found]
         return [p for p in pods if owned_by(p, run_uid)]
 
@@ -123,14 +122,14 @@ class KubeExecutions:
         manifest = pod_manifest(spec, tolerations)
         try:
             with api_call(f"create pod {spec.namespace}/{spec.name}"):
-                self.client.create(cast(Pod, Pod.from_dict(manifest)), namespace=spec.namespace)
+                self.client.create(PODS.from_dict(manifest), namespace=spec.namespace)
         except AlreadyExists:
             pass  # the deterministic name is taken: this very execution exists already
 
     def delete_execution(self, namespace: str, name: str) -> None:
         try:
             with api_call(f"delete pod {namespace}/{name}"):
-                self.client.delete(Pod, name, namespace=namespace)
+                self.client.delete(PODS, name, namespace=namespace)
         except NotFound:
             pass
 
@@ -148,9 +147,7 @@ class KubeExecutions:
         manifest = service_of(service)
         try:
             with api_call(f"create service {service.namespace}/{service.name}"):
-                self.client.create(
-                    cast(Service, Service.from_dict(manifest)), namespace=service.namespace
-                )
+                self.client.create(SERVICES.from_dict(manifest), namespace=service.namespace)
         except AlreadyExists:
             pass
 
@@ -165,12 +162,12 @@ class KubeExecutions:
         with api_call(f"list services of run {namespace}/{run}"):
             services = [
                 as_dict(s)
-                for s in self.client.list(Service, namespace=namespace, labels={RUN_LABEL: run})
+                for s in self.client.list(SERVICES, namespace=namespace, labels={RUN_LABEL: run})
             ]
         for svc in services:
             if owned_by(svc, run_uid):
                 try:
                     with api_call(f"delete service {namespace}/{svc['metadata']['name']}"):
-                        self.client.delete(Service, svc["metadata"]["name"], namespace=namespace)
+                        self.client.delete(SERVICES, svc["metadata"]["name"], namespace=namespace)
                 except NotFound:
                     pass

@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightkube import Client
-from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
 
 from glimmer.backends.kubernetes.errors import api_call
-from glimmer.backends.kubernetes.resources import as_dict
+from glimmer.backends.kubernetes.resources import NODES, as_dict
 from glimmer.engine.backend import NodeView, NotFound
 
 
@@ -74,7 +73,7 @@ class KubeNodes:
     def _read(self, name: str) -> dict[str, Any] | None:
         try:
             with api_call(f"get node {name}"):
-                return as_dict(self.client.get(Node, name))
+                return as_dict(self.client.get(NODES, name))
         except NotFound:
             return None
 
@@ -84,7 +83,7 @@ class KubeNodes:
 
     def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
         with api_call("list nodes"):
-            found = self.client.list(Node, labels=dict(selector) if selector else None)
+            found = self.client.list(NODES, labels=dict(selector) if selector else None)
             return [node_view(as_dict(n)) for n in found]
 
     def update_node(
@@ -101,5 +100,5 @@ class KubeNodes:
         if patch is None:
             return node_view(node)
         with api_call(f"patch node {name}"):
-            patched = self.client.patch(Node, name, patch, patch_type=PatchType.MERGE)
+            patched = self.client.patch(NODES, name, patch, patch_type=PatchType.MERGE)
         return node_view(as_dict(patched))
