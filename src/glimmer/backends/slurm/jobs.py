@@ -21,11 +21,17 @@ script does not run, a job sbatch refuses for good (an invalid gres, partition o
 stops and retries forever.
 
 The engine cordons a node (drains it) before it creates the node's execution, and a drained
-Slurm node runs no new job at all. So the submit happens inside ``doors.opened(node, owner)``,
-a window the nodes give (:class:`Doors`): the node is resumed for this run's reservation, the job
-is submitted with ``--reservation`` and waited for (bounded) until Slurm has allocated it, and
-the drain comes back on leaving the window whatever happened. A job still pending then is left
-as it is: the engine's scheduling grace judges it.
+Slurm node runs no new job at all. So the submit happens inside a window the nodes give
+(:mod:`.job_submit`): the node is resumed for this run's reservation, the job is submitted with
+``--reservation`` and waited for (bounded) until Slurm has allocated it, and the drain comes
+back on leaving the window whatever happened. A job still pending then is left as it is: the
+engine's scheduling grace judges it. A window costs one to two seconds of Slurm's own clock
+however many jobs it holds, so :meth:`SlurmJobs.queue` records an execution's intent and holds
+it, and :meth:`SlurmJobs.flush` submits everything held in ONE window; ``create_execution`` is
+the two at once. The backend queues what a pass creates and flushes when the pass is done with
+creating (:mod:`.backend`); until then a held execution reads as pending, as a job just
+submitted does. A held execution a crash loses has only its intent on disk and reads as
+absent: the next engine creates it again.
 
 Observation makes ONE ``squeue`` call per pass, for the run's executions not yet seen to end
 (by name), and asks ``scontrol show job`` only about a job that ended without its script
@@ -43,15 +49,15 @@ keeps the spec as the engine asked it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from glimmer.backends.common.clock import SubstrateClock
 from glimmer.backends.common.files import locked, write_atomically, write_json
@@ -66,7 +72,6 @@ from glimmer.backends.slurm.job_script import (
     sbatch_argv,
 )
 from glimmer.backends.slurm.job_state import (
-    NEVER_SEEN,
     PENDING_STATES,
     SQUEUE_FORMAT,
     Ending,
@@ -75,6 +80,19 @@ from glimmer.backends.slurm.job_state import (
     parse_rows,
     slurm_exit_code,
     vanished,
+)
+from glimmer.backends.slurm.job_submit import (
+    PROBE_UNSUPPORTED,
+    SUBMIT_REFUSED,
+    Doors,
+    NoDoors,
+    await_allocations,
+    host_now,
+    in_flight,
+    open_all,
+    refusal,
+    refused_end,
+    rounds,
 )
 from glimmer.engine.backend import (
     ExecPhase,
@@ -90,30 +108,10 @@ STOP_WAIT = 10.0  # seconds a delete waits for a cancelled job to end before rem
 POLL = 0.1
 # The reason squeue gives a job whose node is drained or down (ReqNodeNotAvail, UnavailableNodes:..)
 NODE_NOT_AVAILABLE = "ReqNodeNotAvail"
-SUBMIT_MARGIN = 5.0  # seconds beyond the call timeout an orphaned sbatch is waited for
 NAMES_PER_CALL = 1024  # job names per squeue call: about 64 KiB of names at most
 PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
-PROBE_UNSUPPORTED = "ProbeUnsupported"
-SUBMIT_REFUSED = "SubmitRefused"
-# How sbatch words a lasting refusal, and the passing troubles it may also report.
-REFUSAL_WORDS = ("invalid", "not available", "denied", "violates", "exceeds", "not allowed")
-TRANSIENT_WORDS = ("unable to contact", "timed out", "temporarily", "connection", "try again")
-
-
-class Doors(Protocol):
-    """The window in which a node drained by this run takes this run's job."""
-
-    def opened(self, node: str, owner: str | None = None) -> AbstractContextManager[str | None]:
-        """Open ``node`` for the block: the reservation to submit into, or None when there is
-        nothing to open (the node is not drained for ``owner``'s run, ``<ns>/<name>/<uid>``)."""
-        ...
-
-
-class NoDoors:
-    """Nodes that are never drained by the run (a cluster driven without cordons, tests)."""
-
-    def opened(self, node: str, owner: str | None = None) -> AbstractContextManager[str | None]:
-        return nullcontext(None)
+# Re-exported: what callers and tests know this module for.
+__all__ = ["Doors", "NoDoors", "SlurmJobs", "refusal", "role_node"]
 
 
 class SlurmJobs:
@@ -144,6 +142,7 @@ class SlurmJobs:
         self.stop_wait = stop_wait
         self._hostnames: dict[str, str] = {}
         self._specs = RecordSpecs()
+        self._queued: dict[tuple[str, str], ExecutionSpec] = {}  # (namespace, name) -> spec
 
     # -- files ----------------------------------------------------------------------------------
     def files(self, namespace: str, run: str, name: str) -> JobFiles:
@@ -196,70 +195,132 @@ class SlurmJobs:
         )
 
     def create_execution(self, spec: ExecutionSpec) -> None:
+        """Create-if-absent, submitted before this returns (:meth:`queue`, then :meth:`flush`)."""
+        self.queue(spec)
+        self.flush()
+
+    def queue(self, spec: ExecutionSpec) -> None:
+        """Record the intent of ``spec`` (before anything is submitted) and hold it for the next
+        :meth:`flush`. An execution submitted (or refused) before is left as it is; one that
+        cannot run at all (a probe the script does not run) is recorded as ended at once."""
         files = self.files(spec.namespace, spec.run, spec.name)
         with locked(files.lock):
             record = files.read()
             if record is not None and (record.get("job_id") or record.get("ended")):
                 return  # submitted (or refused) before: left as it is
             if record is None:
-                record = {"spec": spec_to_json(spec), "created_at": _host_now().isoformat()}
+                record = {"spec": spec_to_json(spec), "created_at": host_now().isoformat()}
                 try:
                     job = self.job(spec)
                 except ProbeUnsupported as e:
-                    write_json(
-                        files.record,
-                        {**record, "ended": _refused(_host_now(), PROBE_UNSUPPORTED, str(e))},
-                    )
+                    ended = refused_end(host_now(), PROBE_UNSUPPORTED, str(e))
+                    write_json(files.record, {**record, "ended": ended})
                     return
                 record["probe"] = job.probe is not None
                 write_json(files.record, record)  # the intent, before anything is submitted
-            else:
-                job = self.job(spec)
-            found = self._by_name(files, spec.name, spec.run_uid)
+        self._queued[(spec.namespace, spec.name)] = spec
+
+    def queued(self) -> list[ExecutionSpec]:
+        """The executions held for the next :meth:`flush`, in the order they were queued."""
+        return list(self._queued.values())
+
+    def drop(self, namespace: str, name: str) -> None:
+        """Hold ``name`` no longer: it is being deleted before it was submitted."""
+        self._queued.pop((namespace, name), None)
+
+    def flush(self) -> None:
+        """Submit every execution held, in one window for all of their nodes (one per round
+        where a node has two). Under each execution's lock, in name order: one that was
+        submitted meanwhile is left as it is, a job found by its name is adopted, an sbatch a
+        killed engine may still have running is waited for; the rest are submitted. A
+        transient sbatch failure stops the round (the window still closes) and is raised once
+        it has: what was not submitted reads as absent, and the engine creates it again."""
+        held, self._queued = list(self._queued.values()), {}
+        if not held:
+            return
+        batch = sorted(
+            ((spec, self.files(spec.namespace, spec.run, spec.name)) for spec in held),
+            key=lambda item: str(item[1].record),
+        )
+        with contextlib.ExitStack() as locks:
+            for _, files in batch:
+                locks.enter_context(locked(files.lock))
+            due = self._due(batch)
+            for window in rounds(due, lambda item: item[0].node):
+                self._submit_window(window)
+
+    def _due(
+        self, batch: Sequence[tuple[ExecutionSpec, JobFiles]]
+    ) -> list[tuple[ExecutionSpec, JobFiles, dict[str, Any], Job]]:
+        """What of ``batch`` (locked) is still to be submitted, its script written; ONE squeue
+        per run uid for the jobs a crash between sbatch and the record may have left."""
+        by_uid: dict[str, dict[str, JobFiles]] = {}
+        for spec, files in batch:
+            by_uid.setdefault(spec.run_uid, {})[spec.name] = files
+        rows = {uid: self._rows(names, uid) for uid, names in by_uid.items()}
+        due = []
+        for spec, files in batch:
+            record = files.read()
+            if record is None or record.get("job_id") or record.get("ended"):
+                continue  # deleted, or submitted (refused) meanwhile
+            found = _newest(_ours(rows[spec.run_uid].get(spec.name, []), files))
             if found is not None:  # submitted before the record was updated (a crash)
                 write_json(files.record, {**record, "job_id": found.job_id})
-                return
-            if self._in_flight(record):
-                return  # an sbatch of a process that died may still land: not a second one
-            record["submitting"] = _host_now().isoformat()
-            write_json(files.record, record)
+                continue
+            if in_flight(record, self.slurm.timeout):
+                continue  # an sbatch of a process that died may still land: not a second one
+            job = self.job(spec)
             write_atomically(files.script, render(job))
             files.script.chmod(0o755)
-            owner = f"{spec.namespace}/{spec.run}/{spec.run_uid}"
-            with self.doors.opened(spec.node, owner) as reservation:
-                submit = job if reservation is None else self.job(spec, reservation)
-                done = self.slurm.call(*sbatch_argv(submit), check=False)
-                said = refusal(done.returncode, done.stderr)
-                if said is not None:  # the controller will never take this job as asked
-                    ended = _refused(_host_now(), SUBMIT_REFUSED, f"sbatch refused it: {said}")
-                    write_json(files.record, {**record, "ended": ended})
-                    return
-                if done.returncode != 0:  # transient: the engine's next pass tries again
-                    write_json(files.record, {k: v for k, v in record.items() if k != "submitting"})
-                    said = (done.stderr or done.stdout).strip() or "no message"
-                    raise SlurmCommandError(f"sbatch: exit {done.returncode}: {said}")
-                job_id = done.stdout.strip().split(";")[0]
-                write_json(files.record, {**record, "job_id": job_id})
+            due.append((spec, files, record, job))
+        return due
+
+    def _submit_window(
+        self, window: Sequence[tuple[ExecutionSpec, JobFiles, dict[str, Any], Job]]
+    ) -> None:
+        owners = {spec.node: _owner(spec) for spec, _, _, _ in window}
+        failure: SlurmCommandError | None = None
+        with open_all(self.doors, owners) as reservations:
+            allocating: list[str] = []
+            for spec, files, record, job in window:
+                reservation = reservations.get(spec.node)
                 if reservation is not None:
-                    self._await_allocation(job_id)
+                    job = dataclasses.replace(job, reservation=reservation)
+                job_id, failure = self._submit(files, record, job)
+                if failure is not None:
+                    break  # the controller is in trouble: the rest are created again later
+                if reservation is not None and job_id is not None:
+                    allocating.append(job_id)
+            if allocating:
+                await_allocations(self.slurm, allocating, self.allocation_wait)
+        if failure is not None:
+            raise failure
 
-    def _in_flight(self, record: Mapping[str, Any]) -> bool:
-        """Whether the record's last sbatch may still be running: it was started less than a
-        call's timeout (plus a margin) ago by a process that did not live to record its answer.
-        A SIGKILLed engine leaves its sbatch child running; submitting again before that child
-        is done could submit the execution twice."""
-        began = record.get("submitting")
-        if not began:
-            return False
-        age = (_host_now() - datetime.fromisoformat(str(began))).total_seconds()
-        return age < self.slurm.timeout + SUBMIT_MARGIN
+    def _submit(
+        self, files: JobFiles, record: dict[str, Any], job: Job
+    ) -> tuple[str | None, SlurmCommandError | None]:
+        """sbatch ``job``, its record marked ``submitting`` first and given the job id (or the
+        lasting refusal) after: the job id (None: refused), or a transient failure, the mark
+        taken back."""
+        marked = {**record, "submitting": host_now().isoformat()}
+        write_json(files.record, marked)
+        done = self.slurm.call(*sbatch_argv(job), check=False)
+        said = refusal(done.returncode, done.stderr)
+        if said is not None:  # the controller will never take this job as asked
+            ended = refused_end(host_now(), SUBMIT_REFUSED, f"sbatch refused it: {said}")
+            write_json(files.record, {**marked, "ended": ended})
+            return None, None
+        if done.returncode != 0:  # transient: the engine's next pass tries again
+            write_json(files.record, record)
+            said = (done.stderr or done.stdout).strip() or "no message"
+            return None, SlurmCommandError(f"sbatch: exit {done.returncode}: {said}")
+        job_id = done.stdout.strip().split(";")[0]
+        write_json(files.record, {**marked, "job_id": job_id})
+        return job_id, None
 
-    def _by_name(self, files: JobFiles, name: str, run_uid: str) -> QueueRow | None:
-        """The newest job of this execution: its name, its run's uid and its script."""
-        return _newest(_ours(self._rows({name: files}, run_uid).get(name, []), files))
-
-    def _reopen(self, files: JobFiles, spec: ExecutionSpec, job_id: str) -> None:
-        """Open the node's window again for a job of ours that waits on its drained node.
+    def _reopen(self, stuck: Sequence[tuple[JobFiles, ExecutionSpec, str]]) -> None:
+        """Open the nodes' window again for jobs of ours that wait on their drained nodes (all
+        of them in one window).
 
         An engine killed inside a window leaves its job submitted and the node resumed; the
         engine that resumes (or the reaper) drains the node again, and a job Slurm had not yet
@@ -267,20 +328,16 @@ class SlurmJobs:
         When the drain is this run's, the window opens as it did for the submit (the job holds
         the run's reservation) until Slurm allocates the job; a drain that is not ours opens
         nothing, and the job waits as it should."""
-        owner = f"{spec.namespace}/{spec.run}/{spec.run_uid}"
-        with locked(files.lock), self.doors.opened(spec.node, owner) as reservation:
-            if reservation is not None:
-                self._await_allocation(job_id)
-
-    def _await_allocation(self, job_id: str) -> None:
-        """Until Slurm has allocated the job (running, configuring, or already ended), at most
-        :attr:`allocation_wait` seconds: the node's window closes after this."""
-        until = time.monotonic() + self.allocation_wait
-        while time.monotonic() < until:
-            state = self.slurm.run("squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T")
-            if state.strip() and state.split()[0] != "PENDING":
-                return
-            time.sleep(POLL)
+        ordered = sorted(stuck, key=lambda item: str(item[0].record))
+        with contextlib.ExitStack() as locks:
+            for files, _, _ in ordered:
+                locks.enter_context(locked(files.lock))
+            for window in rounds(ordered, lambda item: item[1].node):
+                owners = {spec.node: _owner(spec) for _, spec, _ in window}
+                with open_all(self.doors, owners) as reservations:
+                    ids = [job for _, spec, job in window if reservations.get(spec.node)]
+                    if ids:
+                        await_allocations(self.slurm, ids, self.allocation_wait)
 
     # -- observing ------------------------------------------------------------------------------
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
@@ -292,10 +349,13 @@ class SlurmJobs:
         live = {r["spec"]["name"]: files for files, r in owned if not r.get("ended")}
         rows = self._rows(live, run_uid)
         found = []
+        stuck: list[tuple[JobFiles, ExecutionSpec, str]] = []
         for files, record in owned:
-            execution = self._observe(files, record, rows)
+            execution = self._observe(files, record, rows, stuck)
             if execution is not None:
                 found.append(execution)
+        if stuck:
+            self._reopen(stuck)
         return ExecutionIndex(found)
 
     def _rows(self, names: Mapping[str, JobFiles], run_uid: str) -> dict[str, list[QueueRow]]:
@@ -313,8 +373,14 @@ class SlurmJobs:
         return rows
 
     def _observe(
-        self, files: JobFiles, record: dict[str, Any], rows: Mapping[str, list[QueueRow]]
+        self,
+        files: JobFiles,
+        record: dict[str, Any],
+        rows: Mapping[str, list[QueueRow]],
+        stuck: list[tuple[JobFiles, ExecutionSpec, str]],
     ) -> Execution | None:
+        """The execution of ``record`` as Slurm shows it; a job of ours pending on its drained
+        node is added to ``stuck``, for the window to open again."""
         spec = self._specs.of(record)
         base = Execution(
             spec=spec,
@@ -330,9 +396,11 @@ class SlurmJobs:
             row = _newest(_ours(candidates, files))
         if row is None:
             if not job_id:
+                if (spec.namespace, spec.name) in self._queued:
+                    return base  # held for this process's next flush: as good as submitted
                 return None  # an intent nothing was ever submitted for (module docstring)
             end = vanished(files.runner_exit())
-            finished = files.exited_at() or _host_now()
+            finished = files.exited_at() or host_now()
             return self._record_end(files, base, end, None, finished)
         if not job_id:  # found by name: a crash came between sbatch and the record
             self._adopt(files, row.job_id)
@@ -345,11 +413,11 @@ class SlurmJobs:
                 deadline_kill=files.deadline.exists(),
                 deadline_seconds=spec.deadline_seconds,
             )
-            return self._record_end(files, base, end, row.start, row.end or _host_now())
+            return self._record_end(files, base, end, row.start, row.end or host_now())
         if row.state in PENDING_STATES:
             reason = row.reason if row.reason not in ("", "None", "(null)") else ""
             if reason.startswith(NODE_NOT_AVAILABLE):
-                self._reopen(files, spec, row.job_id)
+                stuck.append((files, spec, row.job_id))
             return _replace(base, scheduler_message=reason)
         ready = not record.get("probe") or files.ready.exists()
         started = self._time(row.start.isoformat()) if row.start else None
@@ -415,6 +483,7 @@ class SlurmJobs:
 
     # -- stopping -------------------------------------------------------------------------------
     def delete_execution(self, namespace: str, name: str) -> None:
+        self.drop(namespace, name)  # never submitted, if it was still held
         files = self.dir.find(namespace, name)
         if files is not None:
             self._delete([files])
@@ -422,6 +491,9 @@ class SlurmJobs:
     def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:
         """Delete every execution of the run ``run`` with uid ``run_uid``: one scancel and one
         wait for all of them, however many nodes the run had."""
+        for spec in self.queued():
+            if (spec.namespace, spec.run, spec.run_uid) == (namespace, run, run_uid):
+                self.drop(namespace, spec.name)
         owned = []
         for files in self.dir.of_run(namespace, run):
             record = files.read()
@@ -516,41 +588,9 @@ def _newest(rows: Sequence[QueueRow]) -> QueueRow | None:
     return max(rows, key=lambda r: int(r.job_id)) if rows else None
 
 
-def refusal(returncode: int, stderr: str) -> str | None:
-    """What sbatch said when it refused a job for good (an invalid gres, partition, node,
-    reservation or time limit, a policy it violates), or None: accepted, or failed in a way
-    another try may not (the controller unreachable, busy, a timeout). A refusal taken for
-    transient would leave the run waiting for a job that never comes; one taken for a refusal
-    only costs an Error attempt, so the test is the words Slurm uses for the lasting kind."""
-    if returncode == 0:
-        return None
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    said = lines[-1] if lines else ""
-    text = said.lower()
-    if any(word in text for word in TRANSIENT_WORDS):
-        return None
-    if any(word in text for word in REFUSAL_WORDS):
-        return said.removeprefix("sbatch: error: ")
-    return None
-
-
-def _refused(now: datetime, reason: str, message: str) -> dict[str, Any]:
-    """The end of an execution refused before anything ran: an Error attempt (exit -1, never
-    ran), as the local substrate reports what it cannot run."""
-    return {
-        "succeeded": False,
-        "exit_code": NEVER_SEEN,
-        "reason": "",
-        "message": "",
-        "container_reason": reason,
-        "container_message": message,
-        "started_at": now.isoformat(),
-        "finished_at": now.isoformat(),
-    }
-
-
-def _host_now() -> datetime:
-    return datetime.now(UTC)
+def _owner(spec: ExecutionSpec) -> str:
+    """The run a node must be cordoned for to open for ``spec``: ``<namespace>/<name>/<uid>``."""
+    return f"{spec.namespace}/{spec.run}/{spec.run_uid}"
 
 
 def _replace(execution: Execution, **changes: Any) -> Execution:
