@@ -11,8 +11,8 @@ schedules, with a ``pods/binding`` (or, on an API without that subresource, a pa
 scheduler's reasons. ``nodeName`` set by the pod's author bypasses the scheduler, so such a pod
 runs on a cordoned or tainted node, as on a real kubelet.
 
-Every node's hosts file is kept current from the Services and Pods (hosts.py), before any
-process starts and after every change.
+Every node's hosts file is kept current from the Services and Pods (hosts.py): rewritten
+right before any process starts, and soon after every change.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ class Kubelet:
         self._assigned: dict[str, str] = {}
         self._patchable = True  # until the API refuses a patch of spec.nodeName
         self._wake = asyncio.Event()
+        self._hosts_stale = asyncio.Event()
         self._client: Client | None = None
 
     @property
@@ -100,6 +101,7 @@ class Kubelet:
                     tasks.append(asyncio.create_task(self._follow(path, store, handler, done)))
                 for done in listed:
                     await done.wait()
+                tasks.append(asyncio.create_task(self._hosts_loop()))
                 if self.schedule:
                     tasks.append(asyncio.create_task(self._schedule_loop()))
                 if ready is not None:
@@ -121,8 +123,11 @@ class Kubelet:
         """Create each node's Node (kept if it exists) and post its status."""
         for name in self.nodes:
             node = st.node_object(name, self.network.address(name), self.node_labels)
-            with contextlib.suppress(ApiError):
+            try:
                 await self.client.write("POST", "/api/v1/nodes", node)
+            except ApiError as e:
+                if e.reason != "AlreadyExists":
+                    raise
             await self.client.merge_patch(
                 f"/api/v1/nodes/{name}/status", {"status": node["status"]}
             )
@@ -166,16 +171,16 @@ class Kubelet:
 
     async def _on_node(self, kind: str, node: dict[str, Any]) -> None:
         self._wake.set()  # a node came, went or changed: pods may fit now
-        self.refresh_hosts()
+        self._hosts_stale.set()
 
     async def _on_service(self, kind: str, service: dict[str, Any]) -> None:
-        self.refresh_hosts()
+        self._hosts_stale.set()
 
     async def _on_pod(self, kind: str, pod: dict[str, Any]) -> None:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         uid = str(meta.get("uid", ""))
         if spec.get("subdomain"):
-            self.refresh_hosts()
+            self._hosts_stale.set()
         worker = self.workers.get(uid)
         if kind == "DELETED":
             self._bound.discard(uid)
@@ -209,6 +214,14 @@ class Kubelet:
         self.refresh_hosts()
 
     # -- hosts -------------------------------------------------------------------------------
+
+    async def _hosts_loop(self) -> None:
+        """Rewrite the hosts files once per burst of changes (a relist of a thousand nodes
+        is one rewrite, not a thousand)."""
+        while True:
+            await self._hosts_stale.wait()
+            self._hosts_stale.clear()
+            self.refresh_hosts()
 
     def node_addresses(self) -> dict[str, str]:
         out = {n: self.network.address(n) for n in self.nodes}
