@@ -306,3 +306,20 @@ def test_a_new_pod_of_an_old_pods_name_has_a_log_of_its_own(client: Client) -> N
     client.create(_pod("again", ["echo", "second"]))
     _phase(client, "again", "Succeeded")
     assert _log(client, "again") == "second\n"
+
+
+def test_host_health_runs_from_its_image_with_the_host_profiles_kmsg_mount(client: Client) -> None:
+    # The host profile's host-kernel-and-links test, shortened: privileged, host network,
+    # /dev/kmsg as a CharDevice hostPath at its own path.
+    container = {
+        "image": RUNNER.reference("host-health"),
+        "env": [{"name": "BURNIN_DURATION_SECONDS", "value": "2"}],
+        "securityContext": {"privileged": True, "runAsUser": 0},
+        "volumeMounts": [{"name": "host-0-dev-kmsg", "mountPath": "/dev/kmsg", "readOnly": True}],
+    }
+    volume = {"name": "host-0-dev-kmsg", "hostPath": {"path": "/dev/kmsg", "type": "CharDevice"}}
+    client.create(_pod("health", [], container=container, volumes=[volume], hostNetwork=True))
+    pod = _phase(client, "health", "Succeeded", "Failed")
+    said = _log(client, "health")
+    assert pod.status is not None and pod.status.phase == "Succeeded", said
+    assert said.splitlines()[-1] == "HOST_HEALTH_OK"
