@@ -144,3 +144,36 @@ def test_tcp_baseline_measures_the_fabric_between_two_nodes_past_the_default_rou
         assert (metrics["tcpTestInterface"], metrics["tcpMgmtInterface"]) == ("eth0", "mgmt0")
         assert metrics["tcpNetNamespace"] == f"{cluster.prefix}-node-2"
         assert float(metrics["tcpThroughputGbps"]) > 0
+
+
+LOOKUP_UNTIL_FOUND = """
+import socket, time
+for _ in range(1200):
+    try:
+        print(socket.gethostbyname("server.r1-rdv.default.svc")); break
+    except OSError:
+        time.sleep(0.05)
+"""
+
+
+def test_a_running_pod_resolves_a_peer_that_appeared_after_it_started(tmp_path: Path) -> None:
+    # ip netns exec bound the hosts file when the asker started: the record added later must
+    # reach it through that same file (rewritten in place, never replaced).
+    with standin_cluster(2, tmp_path) as cluster:
+        client = Client(KubeConfig.from_file(cluster.kubeconfig))
+        client.create(_pod("asker", "client", "node-2", LOOKUP_UNTIL_FOUND, {}))
+
+        def running() -> bool:
+            status = client.get(Pod, "asker", namespace="default").status
+            return bool(status and status.phase == "Running")
+
+        _wait("the asker running", running)
+        client.create(_pod("server", "server", "node-1", "import time; time.sleep(60)", {}))
+        client.create(Service.from_dict({
+            "metadata": {"name": "r1-rdv", "namespace": "default"},
+            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                     "selector": {"rdv": "r1"}},
+        }))  # fmt: skip
+        assert _finished(client, "asker") == "Succeeded"
+        said = "".join(client.log("asker", namespace="default"))
+        assert said == f"{cluster.addresses['node-1']}\n"
