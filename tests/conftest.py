@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.k8s_api import k8s_api, kubectl  # noqa: F401 (fixtures)
 from tests.slurm_cluster import slurm_cluster, slurm_cluster_session  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
