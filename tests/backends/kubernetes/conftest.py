@@ -1,26 +1,31 @@
 """The kubernetes substrate's tests run against the API stand-in over real HTTP (tests/k8s_api:
-a fresh API per test, the glimmer CRDs registered); ``cluster`` is a backend on it, with the
-Nodes a test names created as core/v1 Node objects."""
+a fresh API per test, the glimmer CRDs registered): ``client`` talks to it, ``backend`` is the
+substrate on it, ``make_nodes`` creates core/v1 Node objects, ``journal`` reads back every
+request the API was sent, and ``conflicting`` starts a stand-in that answers 409 to every
+second write."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from kube_cluster import Journal, create_nodes, read_journal
 from lightkube import Client
 
 from glimmer.backends.kubernetes.backend import KubernetesBackend
 from glimmer.backends.kubernetes.client import connect
 from tests.k8s_api import K8sAPI, k8s_api, kubectl
+from tools.k8s_standin.background import api_in_thread
+from tools.k8s_standin.kubeconfig import write_kubeconfig
 
 __all__ = ["k8s_api", "kubectl"]
 
 
 @pytest.fixture
-def client(k8s_api: K8sAPI) -> Iterator[Client]:
-    found = connect(k8s_api.kubeconfig)
-    yield found
-    found._client._client.close()  # the httpx pool, not left to the garbage collector
+def client(k8s_api: K8sAPI) -> Client:
+    return connect(k8s_api.kubeconfig)
 
 
 @pytest.fixture
@@ -28,4 +33,27 @@ def backend(client: Client) -> KubernetesBackend:
     return KubernetesBackend(client)
 
 
-NodeMaker = Callable[..., None]
+@pytest.fixture
+def make_nodes(client: Client) -> Callable[..., None]:
+    def make(*names: str, **labels: str) -> None:
+        create_nodes(client, *names, **labels)
+
+    return make
+
+
+@pytest.fixture
+def journal(k8s_api: K8sAPI) -> Journal:
+    def read() -> list[dict[str, Any]]:
+        return read_journal(k8s_api.journal)
+
+    return read
+
+
+@pytest.fixture
+def conflicting(tmp_path: Path) -> Iterator[Client]:
+    """A client of a stand-in that answers 409 Conflict, without effect, to every second
+    write (the first write succeeds, the second is refused, the third succeeds...)."""
+    logs = tmp_path / "conflicting-logs"
+    logs.mkdir()
+    with api_in_thread(log_dir=logs, conflict_every=2) as running:
+        yield connect(write_kubeconfig(tmp_path / "conflicting-kubeconfig", running.url))
