@@ -161,6 +161,7 @@ class PodWorker:
         try:
             launch = launch_of(self.pod, container, self.pod_ip, self.scratch)
         except CannotRun as e:
+            log.info("pod %s/%s on %s: cannot run: %s", self.ns, self.name, self.node, e)
             self.status["containerStatuses"] = [
                 st.container_status(container, st.waiting(e.reason, e.message), ready=False)
             ]
@@ -178,6 +179,8 @@ class PodWorker:
                 out.write(f"stand-in kubelet: cannot start {launch.argv[0]!r}: {e}\n")
             await self._ended(128, "StartError", started, message=str(e))
             return
+        log.info("pod %s/%s on %s: pid %d runs %s", self.ns, self.name, self.node,
+                 self.process.pid, " ".join(launch.argv))  # fmt: skip
         self.status["phase"] = "Running"
         self._set_container(st.running(started), ready=False)
         probe_spec = container.get("readinessProbe")
@@ -233,6 +236,8 @@ class PodWorker:
 
     async def _ended(self, code: int | None, reason: str, started: str, message: str = "") -> None:
         """The last status: the container terminated (or never started), the pod's phase."""
+        log.info("pod %s/%s on %s: exit %s%s", self.ns, self.name, self.node, code,
+                 f" ({self._stop_why})" if self._stop_why else "")  # fmt: skip
         if self._stop_why == "gone":
             return
         finished = st.now()

@@ -143,10 +143,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    if args.verbose:  # the kubelet's own account, not every library's
+        logging.getLogger("k8s_standin").setLevel(logging.DEBUG)
     if args.verb == "up" and args.nodes < 1:
         print("k8s-standin: --nodes must be at least 1", file=sys.stderr)
         return 2
