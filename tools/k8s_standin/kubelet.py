@@ -67,6 +67,7 @@ class Kubelet:
         self.services: dict[Key, dict[str, Any]] = {}
         self.api_nodes: dict[Key, dict[str, Any]] = {}
         self.workers: dict[str, PodWorker] = {}  # by pod UID: a same-name pod is a new pod
+        self._pod_tasks: set[asyncio.Task[None]] = set()  # every worker still running
         self._bound: set[str] = set()
         self._binding = True  # until the API says it has no pods/binding
         # Pods placed without spec.nodeName, by UID: on an API with neither a binding
@@ -114,7 +115,8 @@ class Kubelet:
                 await self.stop_pods()
 
     async def stop_pods(self) -> None:
-        live = [w.task for w in self.workers.values() if w.task is not None and not w.finished]
+        """Stop every pod's process, those of pods already gone from the API included."""
+        live = [t for t in self._pod_tasks if not t.done()]
         for task in live:
             task.cancel()
         await asyncio.gather(*live, return_exceptions=True)
@@ -206,7 +208,9 @@ class Kubelet:
                 before_start=self._before_start,
             )
             self.workers[uid] = worker
-            worker.start()
+            task = worker.start()
+            self._pod_tasks.add(task)
+            task.add_done_callback(self._pod_tasks.discard)
         elif worker is not None and meta.get("deletionTimestamp"):
             worker.request_stop("deleting", worker.grace_of(pod))
 

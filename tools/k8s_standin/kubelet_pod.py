@@ -64,7 +64,6 @@ class PodWorker:
         self.pod_ip = network.address(self.node)
         self.status: dict[str, Any] = {}
         self.process: Process | None = None
-        self.finished = False
         self._stop = asyncio.Event()
         self._stop_why = ""
         self._grace = DEFAULT_GRACE
@@ -80,8 +79,9 @@ class PodWorker:
         containers = self.pod["spec"].get("containers") or [{}]
         return containers[0]  # type: ignore[no-any-return]
 
-    def start(self) -> None:
+    def start(self) -> asyncio.Task[None]:
         self.task = asyncio.create_task(self._run(), name=f"pod {self.ns}/{self.name}")
+        return self.task
 
     def request_stop(self, why: str, grace: float | None) -> None:
         """End the pod: ``why`` is ``deadline``, ``deleting`` (still in the API) or ``gone``."""
@@ -145,7 +145,6 @@ class PodWorker:
         except Exception:
             log.exception("pod %s/%s: the stand-in kubelet failed", self.ns, self.name)
         finally:
-            self.finished = True
             if deadline is not None:
                 deadline.cancel()
             if self.process is not None:

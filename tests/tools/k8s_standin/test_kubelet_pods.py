@@ -143,7 +143,8 @@ def _alive(pid: int) -> bool:
 def _start_doomed(client: Client, tmp_path: Path, **spec: Any) -> int:
     pid_file = tmp_path / "pid"
     # "$$$$" is the shell's "$$" once the kubelet's $(VAR) expansion has unescaped it.
-    client.create(_pod("doomed", ["sh", "-c", f"echo $$$$ > {pid_file}; exec sleep 600"], **spec))
+    command = ["sh", "-c", f"echo $$$$ > {pid_file}; exec sleep 600"]
+    client.create(_pod("doomed", command, **spec))
     _phase(client, "doomed", "Running")
     pid = int(_wait("the pid file", lambda: pid_file.exists() and pid_file.read_text().strip()))
     assert _alive(pid)
@@ -323,3 +324,17 @@ def test_host_health_runs_from_its_image_with_the_host_profiles_kmsg_mount(clien
     said = _log(client, "health")
     assert pod.status is not None and pod.status.phase == "Succeeded", said
     assert said.splitlines()[-1] == "HOST_HEALTH_OK"
+
+
+def test_leaving_the_cluster_kills_even_a_deleted_pods_process_still_in_its_grace(
+    tmp_path: Path,
+) -> None:
+    stubborn = f"trap '' TERM; echo $$$$ > {tmp_path / 'pid'}; while :; do sleep 0.1; done"
+    with standin_cluster(1, tmp_path / "c", network="host") as c:
+        client = Client(KubeConfig.from_file(c.kubeconfig))
+        pid = _start_doomed(client, tmp_path, container={"command": ["sh", "-c", stubborn]},
+                            terminationGracePeriodSeconds=600)  # fmt: skip
+        client.delete(Pod, "doomed", namespace="default")
+        _wait("the pod deleted", lambda: _gone(client, "doomed"))
+        assert _alive(pid)  # it ignores SIGTERM, and its grace period is long
+    assert not _alive(pid)
