@@ -86,8 +86,9 @@ class KubeExecutions:
         self.client = client
         self.on_clock = on_clock
         self.tolerations = tolerations
-        # A pod's request never changes once created: parsed once per pod (keyed by its uid).
-        self._specs: dict[str, ExecutionSpec] = {}
+        # A pod's request never changes once created: parsed once per pod, by its uid, and
+        # kept per run only for the pods its last listing held (an operator runs for months).
+        self._specs: dict[tuple[str, str, str], dict[str, ExecutionSpec]] = {}
 
     # -- observe ------------------------------------------------------------------------------
     def _pods(self, namespace: str, run: str, run_uid: str) -> list[dict[str, Any]]:
@@ -96,24 +97,31 @@ class KubeExecutions:
             pods = [as_dict(p) for p in found]
         return [p for p in pods if owned_by(p, run_uid)]
 
-    def _spec(self, pod: dict[str, Any]) -> ExecutionSpec | None:
+    @staticmethod
+    def _spec(pod: dict[str, Any], known: dict[str, ExecutionSpec]) -> ExecutionSpec | None:
         meta = pod.get("metadata") or {}
-        key = str(meta.get("uid") or meta.get("name"))
-        spec = self._specs.get(key)
+        spec = known.get(str(meta.get("uid")))
         if spec is None:
             record = (meta.get("annotations") or {}).get(SPEC_ANNOTATION)
             if record is None:
                 return None  # a pod glimmer did not create, whatever its labels say
-            spec = self._specs[key] = spec_from_json(json.loads(record))
+            spec = spec_from_json(json.loads(record))
         return spec
 
     def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
+        key = (namespace, run, run_uid)
+        known = self._specs.get(key, {})
+        seen: dict[str, ExecutionSpec] = {}
         found: list[Execution] = []
         for pod in self._pods(namespace, run, run_uid):
-            spec = self._spec(pod)
-            if spec is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            spec = self._spec(pod, known)
+            if spec is None:
                 continue
+            seen[str(pod["metadata"].get("uid"))] = spec
+            if pod["metadata"].get("deletionTimestamp"):
+                continue  # being stopped: whoever deleted it decided its end
             found.append(execution_of(pod, spec, self.on_clock))
+        self._specs[key] = seen
         return ExecutionIndex(found)
 
     # -- act ----------------------------------------------------------------------------------
@@ -157,6 +165,7 @@ class KubeExecutions:
     def delete_owned(self, namespace: str, run: str, run_uid: str) -> None:
         """Delete every pod and Service the run owns (the garbage collector's work, done at
         once so nothing of a deleted run outlives it on a cluster without one)."""
+        self._specs.pop((namespace, run, run_uid), None)
         for pod in self._pods(namespace, run, run_uid):
             self.delete_execution(namespace, pod["metadata"]["name"])
         with api_call(f"list services of run {namespace}/{run}"):
