@@ -26,7 +26,7 @@ from tools.k8s_standin import kubelet_status as st
 from tools.k8s_standin.kubelet_client import ApiError, Client
 from tools.k8s_standin.node_netns import NodeNetworks
 from tools.k8s_standin.probes import Readiness
-from tools.k8s_standin.processes import CREATING, CannotRun, Process, launch_of
+from tools.k8s_standin.processes import CREATING, CannotRun, Process, launch_of, not_runnable
 
 log = logging.getLogger("k8s_standin.kubelet")
 DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
@@ -171,13 +171,19 @@ class PodWorker:
         await self.before_start()
         wrap = self.network.wrap(self.node)
         started = st.now()
-        try:
-            self.process = await Process.start(launch, wrap, self.log_path)
-        except OSError as e:
-            with open(self.log_path, "a") as out:
-                out.write(f"stand-in kubelet: cannot start {launch.argv[0]!r}: {e}\n")
-            await self._ended(128, "StartError", started, message=str(e))
+        why = not_runnable(launch)
+        if why is None:
+            try:
+                self.process = await Process.start(launch, wrap, self.log_path)
+            except OSError as e:
+                why = str(e)
+        if why is not None:
+            # As a runtime reports a command it cannot exec: terminated, exit 128, StartError.
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.log_path.write_text(f"stand-in kubelet: {why}\n")
+            await self._ended(128, "StartError", started, message=why)
             return
+        assert self.process is not None
         log.info("pod %s/%s on %s: pid %d runs %s", self.ns, self.name, self.node,
                  self.process.pid, " ".join(launch.argv))  # fmt: skip
         self.status["phase"] = "Running"

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import signal
 import stat
 import sys
@@ -210,6 +211,20 @@ def launch_of(
     if user is not None and int(user) == os.getuid():
         user = None  # already that user: no switch needed (and none possible without root)
     return Launch(argv, env, cwd, None if user is None else int(user))
+
+
+def not_runnable(launch: Launch) -> str | None:
+    """Why the runtime could not exec the container's command, as containerd words it; None
+    when it can. Checked before the process starts, so that a missing command reads the same
+    with or without the network namespace's ``ip netns exec`` in front of it."""
+    program = launch.argv[0] if launch.argv else ""
+    if "/" in program:
+        found = program if os.access(launch.cwd / program, os.X_OK) else None
+    else:
+        found = shutil.which(program, path=launch.env.get("PATH", ""))
+    if found is None:
+        return f'exec: "{program}": executable file not found in $PATH'
+    return None
 
 
 def exit_code(returncode: int) -> int:

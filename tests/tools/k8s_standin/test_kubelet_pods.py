@@ -338,3 +338,12 @@ def test_leaving_the_cluster_kills_even_a_deleted_pods_process_still_in_its_grac
         _wait("the pod deleted", lambda: _gone(client, "doomed"))
         assert _alive(pid)  # it ignores SIGTERM, and its grace period is long
     assert not _alive(pid)
+
+
+def test_a_command_that_is_not_there_fails_the_pod_with_a_start_error(client: Client) -> None:
+    client.create(_pod("typo", ["no-such-program", "--flag"]))
+    pod = _phase(client, "typo", "Failed")
+    terminated = pod.status.containerStatuses[0].state.terminated  # type: ignore[union-attr]
+    assert terminated is not None
+    assert (terminated.exitCode, terminated.reason) == (128, "StartError")
+    assert terminated.message == 'exec: "no-such-program": executable file not found in $PATH'
