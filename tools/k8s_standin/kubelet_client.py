@@ -8,7 +8,8 @@ stream, which is a few lines here; and aiohttp is already there (kopf's own clie
 Every write is retried on ``409 Conflict``: the kubelet's writes carry no resourceVersion
 precondition, so a Conflict can only be a refused write without effect (the API stand-in's
 ``conflict_every`` fault), and a real kubelet retries its status updates too. A 409
-``AlreadyExists`` is an answer, not retried.
+``AlreadyExists`` is an answer, not retried. A dropped connection is retried as well: the
+status patches are idempotent, and losing one would leave a pod's phase behind its process.
 """
 
 from __future__ import annotations
@@ -94,14 +95,19 @@ class Client:
     async def write(
         self, method: str, path: str, body: Any = None, content_type: str = "application/json"
     ) -> dict[str, Any]:
-        """A write, retried while the API answers Conflict (see the module's docstring)."""
+        """A write, retried while the API answers Conflict (see the module's docstring) or
+        the connection drops before an answer (a busy machine's listen queue)."""
         for attempt in range(_RETRIES):
+            last = attempt == _RETRIES - 1
             try:
                 return await self._request(method, path, body=body, content_type=content_type)
             except ApiError as e:
-                if e.status != 409 or e.reason == "AlreadyExists" or attempt == _RETRIES - 1:
+                if e.status != 409 or e.reason == "AlreadyExists" or last:
                     raise
-                await asyncio.sleep(min(0.02 * (attempt + 1), 0.3))
+            except (aiohttp.ClientConnectionError, TimeoutError):
+                if last:
+                    raise
+            await asyncio.sleep(min(0.02 * (attempt + 1), 0.3))
         raise AssertionError("unreachable")
 
     async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
