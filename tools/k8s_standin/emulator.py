@@ -66,15 +66,26 @@ def _later(seconds: int) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _without(obj: Obj, *paths: tuple[str, ...]) -> Obj:
-    out = copy.deepcopy(obj)
-    for path in paths:
-        node: Any = out
-        for part in path[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            node.pop(path[-1], None)
+def _fresh(obj: Obj) -> Obj:
+    """A new top level and a new metadata over the same subtrees. Stored objects are never
+    mutated, so a new version may share every subtree it does not change with the old one."""
+    out = dict(obj)
+    out["metadata"] = dict(meta(obj))
     return out
+
+
+def _same(a: Obj, b: Obj, skip: frozenset[str], skip_meta: frozenset[str] = frozenset()) -> bool:
+    """``a`` and ``b`` equal but for the top-level fields ``skip`` and the metadata fields
+    ``skip_meta`` (compared in place: no copies of a large status)."""
+    if any(a.get(k) != b.get(k) for k in (a.keys() | b.keys()) - skip - {"metadata"}):
+        return False
+    if "metadata" in skip:
+        return True
+    ma, mb = meta(a), meta(b)
+    return all(ma.get(k) == mb.get(k) for k in (ma.keys() | mb.keys()) - skip_meta)
+
+
+_VOLATILE_META = frozenset({"resourceVersion", "managedFields"})
 
 
 class Cluster:
@@ -277,7 +288,7 @@ class Cluster:
         body_md = body.get("metadata")
         if isinstance(body_md, dict) and body_md.get("name") not in (None, name):
             raise errors.bad_request("the name of the object does not match the name on the URL")
-        return self._update(rtype, old, copy.deepcopy(body), status=status, dry_run=dry_run)
+        return self._update(rtype, old, dict(body), status=status, dry_run=dry_run)
 
     def patch(
         self,
@@ -344,18 +355,18 @@ class Cluster:
         if md.get("deletionTimestamp"):
             if grace is None and md.get("deletionGracePeriodSeconds"):
                 # The kubelet's final, grace-0 delete of a terminating Pod.
-                marked = copy.deepcopy(old)
+                marked = _fresh(old)
                 marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 return self._store(rtype, marked, old)
             if grace is None and not md.get("finalizers"):
                 return self._remove(rtype, old)
             return old
         if md.get("finalizers") or grace:
-            marked = copy.deepcopy(old)
+            marked = _fresh(old)
             marked["metadata"]["deletionTimestamp"] = _later(grace or 0)
             marked["metadata"]["deletionGracePeriodSeconds"] = grace or 0
             if rtype.kind == "Namespace":
-                marked.setdefault("status", {})["phase"] = "Terminating"
+                marked["status"] = dict(old.get("status") or {}, phase="Terminating")
             return self._store(rtype, marked, old)
         return self._remove(rtype, old)
 
@@ -407,16 +418,17 @@ class Cluster:
         if wanted_rv not in (None, "") and wanted_rv != old_md.get("resourceVersion"):
             raise errors.conflict(rtype, old_md["name"])
         if status and rtype.has_status:
-            result = copy.deepcopy(old)
+            result = _fresh(old)
             if "status" in new:
                 result["status"] = new["status"]
             else:
                 result.pop("status", None)
         else:
             result = new
+            result["metadata"] = dict(new_md)
             if rtype.has_status and not status:
                 if "status" in old:
-                    result["status"] = copy.deepcopy(old["status"])
+                    result["status"] = old["status"]
                 else:
                     result.pop("status", None)
             md = result["metadata"]
@@ -446,9 +458,7 @@ class Cluster:
         result = self.validator.admit(rtype, result, old)
         if self._bumps_generation(rtype, old, result):
             result["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
-        if _without(
-            result, ("metadata", "resourceVersion"), ("metadata", "managedFields")
-        ) == _without(old, ("metadata", "resourceVersion"), ("metadata", "managedFields")):
+        if _same(result, old, frozenset(), _VOLATILE_META):
             return old  # a no-op write: no new resourceVersion, no event
         if dry_run:
             return result
@@ -485,10 +495,10 @@ class Cluster:
                 )
 
     def _bumps_generation(self, rtype: ResourceType, old: Obj, new: Obj) -> bool:
-        ignored: list[tuple[str, ...]] = [("metadata",)]
+        ignored = {"metadata"}
         if rtype.has_status or rtype.key in (("", "pods"), ("", "nodes")):
-            ignored.append(("status",))
-        return _without(old, *ignored) != _without(new, *ignored)
+            ignored.add("status")
+        return not _same(old, new, frozenset(ignored))
 
     def _store(self, rtype: ResourceType, obj: Obj, old: Obj) -> Obj:
         obj["metadata"]["resourceVersion"] = self.store.next_rv()
@@ -507,7 +517,7 @@ class Cluster:
         return rtype.key == ("", "pods") and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
 
     def _remove(self, rtype: ResourceType, obj: Obj, prev: Obj | None = None) -> Obj:
-        final = copy.deepcopy(obj)
+        final = _fresh(obj)
         final["metadata"]["resourceVersion"] = self.store.next_rv()
         self.store.remove(rtype.key, final, prev or obj)
         if rtype.key == CRD_KEY:

@@ -30,7 +30,7 @@ class PatchError(ValueError):
 def merge(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge key by key, ``null`` removes, anything else replaces."""
     if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
+        return patch  # the request's own data: nothing else holds it
     out: dict[str, Any] = dict(target) if isinstance(target, Mapping) else {}
     for key, value in patch.items():
         if value is None:

@@ -21,12 +21,10 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-
-from tools.k8s_standin import cel, errors
+from tools.k8s_standin import cel, errors, schema_check
 from tools.k8s_standin.pod_schema import POD_SCHEMA
 from tools.k8s_standin.resources import ResourceKey, ResourceType
 from tools.k8s_standin.store import Obj
@@ -35,7 +33,6 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUALIFIED = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 _NAME_PART = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
@@ -45,57 +42,6 @@ _LABEL_VALUE = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
     "'.', and must start and end with an alphanumeric character (at most 63)"
 )
-
-_FORMATS = jsonschema.FormatChecker(formats=())
-
-
-def _is_date_time(value: object) -> bool:
-    return not isinstance(value, str) or _DATE_TIME.fullmatch(value) is not None
-
-
-_FORMATS.checks("date-time")(_is_date_time)
-
-
-def to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """An OpenAPI v3 structural schema as JSON Schema draft 4 (the dialect OpenAPI 3.0 extends)."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "properties":
-            out[key] = {k: to_json_schema(v) for k, v in value.items()}
-        elif key in ("items", "additionalProperties", "not") and isinstance(value, Mapping):
-            out[key] = to_json_schema(value)
-        elif key in ("allOf", "anyOf", "oneOf"):
-            out[key] = [to_json_schema(v) for v in value]
-        elif key in (
-            "type",
-            "required",
-            "enum",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "minProperties",
-            "maxProperties",
-            "pattern",
-            "format",
-            "uniqueItems",
-            "multipleOf",
-            "additionalProperties",
-        ):
-            out[key] = value
-    if schema.get("x-kubernetes-int-or-string"):
-        out.pop("type", None)
-        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-    if schema.get("nullable"):
-        if "type" in out:
-            out["type"] = [out["type"], "null"]
-        if "enum" in out:
-            out["enum"] = [*out["enum"], None]
-    return out
 
 
 def prune(value: Any, schema: Mapping[str, Any], top: bool = False, nulls: bool = False) -> Any:
@@ -115,7 +61,7 @@ def prune(value: Any, schema: Mapping[str, Any], top: bool = False, nulls: bool 
                 if item is None and not strict and not props[key].get("nullable"):
                     continue
                 out[key] = prune(item, props[key], nulls=strict)
-            elif isinstance(extra, Mapping):
+            elif isinstance(extra, dict):
                 if item is None and not strict and not extra.get("nullable"):
                     continue
                 out[key] = prune(item, extra, nulls=strict)
@@ -124,14 +70,34 @@ def prune(value: Any, schema: Mapping[str, Any], top: bool = False, nulls: bool 
             elif props is None and not schema.get("type") and not top:
                 out[key] = item  # an untyped node keeps what it holds
         return out
-    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [prune(item, schema["items"], nulls=nulls) for item in value]
     return value
+
+
+_DEFAULTS: dict[int, tuple[Mapping[str, Any], bool]] = {}
+
+
+def _has_defaults(schema: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` declares a default anywhere below it (cached: the walk is skipped
+    for a subtree without one, most of a large status)."""
+    hit = _DEFAULTS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    subs = list((schema.get("properties") or {}).values())
+    subs += [
+        schema[k] for k in ("items", "additionalProperties") if isinstance(schema.get(k), dict)
+    ]
+    found = any("default" in sub or _has_defaults(sub) for sub in subs)
+    _DEFAULTS[id(schema)] = (schema, found)
+    return found
 
 
 def apply_defaults(value: Any, schema: Mapping[str, Any]) -> Any:
     """``value`` with the schema's ``default`` filled in wherever the parent object exists and
     the field is absent — what the API server does on every write and read."""
+    if not _has_defaults(schema):
+        return value
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         for key, sub in props.items():
@@ -140,57 +106,13 @@ def apply_defaults(value: Any, schema: Mapping[str, Any]) -> Any:
             if key in value:
                 value[key] = apply_defaults(value[key], sub)
         extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
+        if isinstance(extra, dict):
             for key in value:
                 if key not in props:
                     value[key] = apply_defaults(value[key], extra)
-    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [apply_defaults(item, schema["items"]) for item in value]
     return value
-
-
-def field_path(parts: Iterator[Any] | Any) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _causes(validator: Any, obj: Obj) -> list[errors.Cause]:
-    causes = []
-    for error in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
-        path = field_path(error.absolute_path)
-        if error.validator == "required":
-            missing = re.search(r"'([^']+)' is a required property", error.message)
-            name = missing.group(1) if missing else "?"
-            causes.append(
-                errors.Cause(
-                    f"{path}.{name}" if path else name, "Required value", "FieldValueRequired"
-                )
-            )
-            continue
-        shown = json.dumps(error.instance)[:80]
-        causes.append(
-            errors.Cause(
-                path, f"Invalid value: {shown}: {path or '<root>'} in body {_wording(error)}"
-            )
-        )
-    return causes
-
-
-def _wording(error: Any) -> str:
-    if error.validator == "type":
-        want = error.validator_value
-        return f"must be of type {want if isinstance(want, str) else ' or '.join(want)}"
-    if error.validator == "enum":
-        return "should be one of " + ", ".join(json.dumps(v) for v in error.validator_value)
-    if error.validator == "minLength":
-        return f"should be at least {error.validator_value} chars long"
-    if error.validator == "maxLength":
-        return f"may not be longer than {error.validator_value}"
-    if error.validator == "minItems":
-        return f"should have at least {error.validator_value} items"
-    return str(error.message)
 
 
 def _check_metadata(rtype: ResourceType, obj: Obj) -> list[errors.Cause]:
@@ -292,43 +214,62 @@ def _qualified_key(key: object) -> bool:
     return len(name) <= 63 and _QUALIFIED.fullmatch(name) is not None
 
 
+def _problems(value: Any, schema: Mapping[str, Any], path: str) -> list[errors.Cause]:
+    return [errors.Cause(p, m, r) for p, m, r in schema_check.check(value, schema, path)]
+
+
 class Validator:
-    """The schema of each custom resource type and of Pods, compiled once."""
+    """The schema of each custom resource type (and its rules), and the Pod schema subset."""
 
     def __init__(self) -> None:
-        self._crs: dict[ResourceKey, tuple[Mapping[str, Any], Any, list[cel.Rule]]] = {}
-        self._pod = jsonschema.Draft4Validator(POD_SCHEMA, format_checker=_FORMATS)
+        self._crs: dict[ResourceKey, tuple[Mapping[str, Any], list[cel.Rule]]] = {}
 
     def learn(self, rtype: ResourceType) -> None:
         schema = ((rtype.crd_version or {}).get("schema") or {}).get("openAPIV3Schema")
         if not isinstance(schema, Mapping):
             self._crs.pop(rtype.key, None)
             return
-        compiled = jsonschema.Draft4Validator(to_json_schema(schema), format_checker=_FORMATS)
-        self._crs[rtype.key] = (schema, compiled, cel.rules_of(schema))
+        self._crs[rtype.key] = (schema, cel.rules_of(schema))
 
     def forget(self, rtype: ResourceType) -> None:
         self._crs.pop(rtype.key, None)
 
     def admit(self, rtype: ResourceType, obj: Obj, old: Obj | None) -> Obj:
-        """The object as stored (pruned), or 422 naming every invalid field."""
+        """The object as stored (pruned, defaulted), or 422 naming every invalid field.
+
+        A top-level field equal to the stored object's is taken from it as it is: it was
+        pruned, defaulted and found valid when stored, so a status write re-checks the status
+        alone — what keeps a 1,000-result status write cheap."""
         causes = _check_metadata(rtype, obj)
         entry = self._crs.get(rtype.key)
         if entry is not None:
-            schema, compiled, rules = entry
-            obj = apply_defaults(prune(copy.deepcopy(obj), schema, top=True), schema)
-            causes += _causes(compiled, obj)
+            schema, rules = entry
+            props = schema.get("properties") or {}
+            out: Obj = {}
+            for key, value in obj.items():
+                if key in ("apiVersion", "kind", "metadata"):
+                    out[key] = value
+                elif old is not None and key in old and old[key] == value:
+                    out[key] = old[key]
+                elif key in props:
+                    if value is None and key != "status" and not props[key].get("nullable"):
+                        continue
+                    sub = props[key]
+                    out[key] = apply_defaults(prune(value, sub, nulls=key == "status"), sub)
+                    causes += _problems(out[key], sub, key)
+                elif schema.get("x-kubernetes-preserve-unknown-fields"):
+                    out[key] = value
+            for name in schema.get("required") or ():
+                if name not in out:
+                    causes.append(errors.Cause(name, "Required value", "FieldValueRequired"))
+            obj = out
             if not causes:
-                causes += [
-                    errors.Cause(path, message) for path, message in cel.check(rules, obj, old)
-                ]
+                found = cel.check(rules, obj, old)
+                causes += [errors.Cause(path, message) for path, message in found]
         elif rtype.key == ("", "pods"):
-            causes += _causes(self._pod, obj)
+            causes += _problems(obj, POD_SCHEMA, "")
         if causes:
-            name = (
-                obj.get("metadata", {}).get("name", "")
-                if isinstance(obj.get("metadata"), dict)
-                else ""
-            )
+            md = obj.get("metadata")
+            name = md.get("name", "") if isinstance(md, dict) else ""
             raise errors.invalid(rtype, str(name), causes)
         return obj

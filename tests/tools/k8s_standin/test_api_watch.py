@@ -118,3 +118,16 @@ def test_a_watch_from_an_expired_resource_version_gets_an_error_event_410(
 def test_a_watch_ends_after_its_timeout_seconds(http: httpx.Client) -> None:
     with watching(http, RUNS, timeoutSeconds="1") as events:
         assert list(events) == []
+
+
+def test_each_replayed_event_shows_the_object_as_it_was_at_that_version(http: httpx.Client) -> None:
+    rv = http.post(RUNS, json=run_body("a")).json()["metadata"]["resourceVersion"]
+    written = []
+    for value in (True, False, True):
+        r = http.patch(f"{RUNS}/a", json={"spec": {"suspend": value}}, headers=MERGE).json()
+        written.append((r["metadata"]["resourceVersion"], value))
+    http.patch(f"{RUNS}/a/status", json={"status": {"passed": 1}}, headers=MERGE)
+    with watching(http, RUNS, resourceVersion=rv) as events:
+        seen = [next(events)["object"] for _ in range(3)]
+    assert [(o["metadata"]["resourceVersion"], o["spec"]["suspend"]) for o in seen] == written
+    assert all("status" not in o or "passed" not in o["status"] for o in seen)
