@@ -2,7 +2,8 @@
 
 ``up --nodes N --dir D [--port P]`` starts the API stand-in and a kubelet stand-in for
 ``node-1``..``node-N`` (standin_cluster), writes ``D/kubeconfig``, and stays in the foreground
-until SIGINT or SIGTERM, when it stops every pod and removes its network namespaces. It also
+until SIGINT or SIGTERM, when it stops every pod and removes its network namespaces (with
+``--background`` it detaches once it serves, for a script or a make target). It also
 writes ``D/standin.json`` (its pid, URL, namespace prefix, nodes), which is how ``down --dir D``
 stops a backgrounded one: SIGTERM to that pid (SIGKILL if it will not go), then any namespace
 of its prefix still there is removed. The pod logs (``D/logs``) and the request journal
@@ -17,6 +18,7 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -48,6 +50,37 @@ def _is_launcher(pid: int) -> bool:
     return any(b"k8s_standin" in part or b"k8s-standin" in part for part in cmdline)
 
 
+def _background(args: argparse.Namespace, folder: Path) -> int:
+    """Start ``up`` detached (its output in ``launcher.log``) and return once it serves."""
+    argv = [sys.executable, "-m", "tools.k8s_standin", *(["-v"] if args.verbose else []), "up",
+            "--nodes", str(args.nodes), "--dir", str(folder), "--port", str(args.port),
+            "--network", args.network]  # fmt: skip
+    if args.subnet:
+        argv += ["--subnet", args.subnet]
+    if args.conflict_every:
+        argv += ["--conflict-every", str(args.conflict_every)]
+    log = folder / "launcher.log"
+    with open(log, "wb") as out:
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    end = time.monotonic() + _STOP_WAIT
+    while time.monotonic() < end:
+        state = _state(folder)
+        if state and state.get("pid") == child.pid:
+            print(f"k8s-standin: {len(state['nodes'])} node(s) up at {state['url']} "
+                  f"(pid {child.pid}); export KUBECONFIG={state['kubeconfig']}")  # fmt: skip
+            return 0
+        if child.poll() is not None:
+            break
+        time.sleep(0.05)
+    if child.poll() is None:
+        child.terminate()
+    print(f"k8s-standin: did not come up; {log}:\n{log.read_text()}", file=sys.stderr)
+    return 1
+
+
 def up(args: argparse.Namespace) -> int:
     folder: Path = args.dir.resolve()
     previous = _state(folder)
@@ -55,6 +88,8 @@ def up(args: argparse.Namespace) -> int:
         print(f"k8s-standin: already up in {folder} (pid {previous['pid']})", file=sys.stderr)
         return 1
     folder.mkdir(parents=True, exist_ok=True)
+    if args.background:
+        return _background(args, folder)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -134,6 +169,10 @@ def parser() -> argparse.ArgumentParser:
     )
     start.add_argument("--subnet", default=None, help="the nodes' /24 (default: a free one)")
     start.add_argument("--conflict-every", type=int, default=None, help="409 every N-th write")
+    start.add_argument(
+        "--background", action="store_true",
+        help="detach once it serves (output in DIR/launcher.log); stop it with down",
+    )  # fmt: skip
     start.set_defaults(run=up)
     stop = verbs.add_parser("down", help="stop the cluster started with --dir")
     stop.add_argument("--dir", type=Path, required=True)

@@ -137,3 +137,31 @@ def test_down_removes_the_namespaces_of_a_launcher_that_was_killed(
                           text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0
     assert _prefixed(state["prefix"]) == []
+
+
+def test_up_in_the_background_returns_once_it_serves_and_down_stops_it(tmp_path: Path) -> None:
+    folder = tmp_path / "bg"
+    try:
+        started = subprocess.run(
+            [str(LAUNCHER), "up", "--nodes", "1", "--dir", str(folder), "--background"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        state = json.loads((folder / "standin.json").read_text())
+        assert f"(pid {state['pid']}); export KUBECONFIG=" in started.stdout
+        client = Client(KubeConfig.from_file(folder / "kubeconfig"))
+        assert [n.metadata.name for n in client.list(Node)] == ["node-1"]  # type: ignore[union-attr]
+    finally:
+        done = subprocess.run([str(LAUNCHER), "down", "--dir", str(folder)],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0
+    assert _prefixed(state["prefix"]) == []
+    assert not _running(int(state["pid"]))
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a detached launcher's parent is gone; whoever reaps it may not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
