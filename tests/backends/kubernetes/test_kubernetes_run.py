@@ -97,6 +97,13 @@ def test_a_run_on_three_nodes_passes_with_each_node_cordoned_while_tested_and_re
         assert not node.unschedulable and CORDON_OWNER not in node.annotations
     assert backend.stored_problems == [] and backend.statuses > 3
     assert sum(_created_pods(k8s_api.journal).values()) == len(NODES)
+    # Pods are observed by one LIST of the run's per pass, never one GET per pod.
+    pod_gets = [
+        e
+        for e in read_journal(k8s_api.journal)
+        if e["method"] == "GET" and "/pods/" in e["path"] and not e["path"].endswith("/log")
+    ]
+    assert pod_gets == []
 
 
 def test_with_every_tenth_write_refused_the_run_settles_the_same_creating_nothing_twice(

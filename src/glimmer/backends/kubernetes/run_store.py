@@ -52,6 +52,9 @@ def status_body(run: BurnInRun, status: BurnInRunStatus) -> dict[str, Any]:
     precondition) with ``status`` in place of its own."""
     body = for_cluster(run)
     body.pop("status", None)
+    # The server keeps the field ownership it holds when an update carries none: no need to
+    # send back what may be the largest part of the object.
+    body["metadata"].pop("managedFields", None)
     body["status"] = for_cluster(status)  # {} for an all-default status: present, empty
     return body
 
