@@ -25,7 +25,7 @@ import attrs
 import kmock
 import yaml
 
-from tools.k8s_standin import discovery, errors, openapi, patching, tables
+from tools.k8s_standin import discovery, errors, logs, openapi, patching, tables
 from tools.k8s_standin.emulator import Cluster
 from tools.k8s_standin.faults import ConflictEvery
 from tools.k8s_standin.journal import Journal
@@ -243,7 +243,7 @@ class StandInAPI(kmock.KubernetesEmulator):
         if method == "GET":
             assert target.name is not None
             if target.sub == "log":
-                return self._logs(target, query)
+                return await self._logs(request, target)
             obj = cluster.get(rtype, target.namespace, target.name)
             if tables.wants_table(request.headers.get("Accept", "")):
                 return _json(
@@ -331,26 +331,35 @@ class StandInAPI(kmock.KubernetesEmulator):
 
     # --- pod logs ---------------------------------------------------------------------------
 
-    def _logs(self, target: Target, query: Any) -> aiohttp.web.Response:
+    async def _logs(
+        self, request: aiohttp.web.BaseRequest, target: Target
+    ) -> aiohttp.web.StreamResponse:
         assert target.name is not None
-        pod = self.cluster.get(target.rtype, target.namespace, target.name)
+        query, name, namespace = request.query, target.name, target.namespace or ""
+        pod = self.cluster.get(target.rtype, namespace, name)
         containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
         container = query.get("container") or (containers[0] if containers else "")
         if container not in containers:
-            raise errors.bad_request(f"container {container} is not valid for pod {target.name}")
-        path = (
-            (self.log_dir or Path("/nonexistent")) / (target.namespace or "") / f"{target.name}.log"
-        )
-        if not path.is_file():
+            raise errors.bad_request(f"container {container} is not valid for pod {name}")
+        path = logs.log_path(self.log_dir, namespace, name)
+        if path is None or not path.is_file():
             raise errors.bad_request(
-                f'container "{container}" in pod "{target.name}" is waiting to start: '
-                "ContainerCreating"
+                f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
             )
-        text = path.read_text(errors="replace")
-        if "tailLines" in query:
-            lines = text.splitlines(keepends=True)
-            tail = int(query["tailLines"])
-            text = "".join(lines[-tail:]) if tail > 0 else ""
+        if _flag(query.get("follow")):
+            uid = meta(pod).get("uid")
+
+            def running() -> bool:
+                now = self.cluster.store.get(target.rtype.key, (namespace, name))
+                phase = ((now or {}).get("status") or {}).get("phase")
+                return (
+                    now is not None
+                    and meta(now).get("uid") == uid
+                    and phase not in ("Succeeded", "Failed")
+                )
+
+            return await logs.follow(request, path, query.get("tailLines"), running)
+        text = logs.tail(path.read_text(errors="replace"), query.get("tailLines"))
         return aiohttp.web.Response(text=text, content_type="text/plain")
 
     # --- watches ----------------------------------------------------------------------------
@@ -363,10 +372,12 @@ class StandInAPI(kmock.KubernetesEmulator):
         include = request.query.get("includeObject", "Metadata")
         response = aiohttp.web.StreamResponse(status=200, headers={"Content-Type": JSON})
         response.enable_chunked_encoding()
+        # A streaming list (kopf's optional mode): every object as ADDED, then a bookmark.
+        initial = _flag(request.query.get("sendInitialEvents"))
+        since = None if initial else request.query.get("resourceVersion")
         try:
-            backlog, sub = self.cluster.watch(
-                rtype, namespace, selector, request.query.get("resourceVersion")
-            )
+            backlog, sub = self.cluster.watch(rtype, namespace, selector, since)
+            snapshot_rv = str(self.cluster.store.rv)
         except errors.APIError as exc:
             if exc.code != 410:
                 raise
@@ -394,6 +405,8 @@ class StandInAPI(kmock.KubernetesEmulator):
                 for event in backlog:
                     for kind, obj in _visible(event, namespace, selector):
                         await response.write(render(kind, obj))
+                if initial:
+                    await response.write(_bookmark(rtype, snapshot_rv))
                 while True:
                     got = await sub.queue.get()
                     if got is None:
@@ -407,6 +420,16 @@ class StandInAPI(kmock.KubernetesEmulator):
         with contextlib.suppress(ConnectionResetError, RuntimeError):
             await response.write_eof()
         return response
+
+
+def _bookmark(rtype: ResourceType, rv: str) -> bytes:
+    """The BOOKMARK that ends a streaming list's initial events."""
+    obj = {
+        "kind": rtype.kind,
+        "apiVersion": rtype.api_version,
+        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}},
+    }
+    return json.dumps({"type": "BOOKMARK", "object": obj}).encode() + b"\n"
 
 
 def _visible(event: Event, namespace: str | None, selector: Selector) -> list[tuple[str, Obj]]:

@@ -82,7 +82,12 @@ class ResourceType:
 
 
 def _core(
-    plural: str, kind: str, namespaced: bool, *subs: str, short: Iterable[str] = ()
+    plural: str,
+    kind: str,
+    namespaced: bool,
+    *subs: str,
+    short: Iterable[str] = (),
+    categories: Iterable[str] = (),
 ) -> ResourceType:
     return ResourceType(
         group="",
@@ -92,6 +97,7 @@ def _core(
         namespaced=namespaced,
         singular=kind.lower(),
         short_names=tuple(short),
+        categories=tuple(categories),
         subresources=frozenset(subs),
     )
 
@@ -114,8 +120,9 @@ def _grouped(
 BUILTIN: tuple[ResourceType, ...] = (
     _core("namespaces", "Namespace", False, "status", short=("ns",)),
     _core("nodes", "Node", False, "status", short=("no",)),
-    _core("pods", "Pod", True, "status", "log", short=("po",)),
-    _core("services", "Service", True, "status", short=("svc",)),
+    # "all" is the category `kubectl get all` expands to.
+    _core("pods", "Pod", True, "status", "log", short=("po",), categories=("all",)),
+    _core("services", "Service", True, "status", short=("svc",), categories=("all",)),
     _core("endpoints", "Endpoints", True, short=("ep",)),
     _core("configmaps", "ConfigMap", True, short=("cm",)),
     _core("secrets", "Secret", True),

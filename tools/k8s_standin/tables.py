@@ -107,6 +107,29 @@ def _node_cells(node: Obj) -> list[Any]:
     return [status, age(node["metadata"].get("creationTimestamp"))]
 
 
+def _event_cells(event: Obj) -> list[Any]:
+    involved = event.get("involvedObject") or event.get("regarding") or {}
+    seen = (
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or event["metadata"].get("creationTimestamp")
+    )
+    target = f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
+    return [
+        age(seen),
+        event.get("type", ""),
+        event.get("reason", ""),
+        target,
+        event.get("message") or event.get("note") or "",
+    ]
+
+
+def _plain(*names: str) -> list[dict[str, Any]]:
+    return [
+        {"name": n, "type": "string", "format": "", "description": n, "priority": 0} for n in names
+    ]
+
+
 def columns(rtype: ResourceType) -> list[dict[str, Any]]:
     name = {
         "name": "Name",
@@ -139,6 +162,8 @@ def columns(rtype: ResourceType) -> list[dict[str, Any]]:
                 ("Node", "string", 1),
             )
         ]
+    if rtype.kind == "Event":
+        return [name, *_plain("Last Seen", "Type", "Reason", "Object", "Message")]
     if rtype.key == ("", "nodes"):
         return [
             name,
@@ -159,6 +184,8 @@ def cells(rtype: ResourceType, obj: Obj) -> list[Any]:
         return [name, *_pod_cells(obj)]
     if rtype.key == ("", "nodes"):
         return [name, *_node_cells(obj)]
+    if rtype.kind == "Event":
+        return [name, *_event_cells(obj)]
     return [name, age(obj["metadata"].get("creationTimestamp"))]
 
 

@@ -159,3 +159,46 @@ def test_kubectl_get_watch_streams_each_change(k8s_api: K8sAPI, http: httpx.Clie
     finally:
         watch.terminate()
         watch.wait(timeout=30)
+
+
+def test_kubectl_cordons_and_uncordons_a_node(kubectl: Kubectl, http: httpx.Client) -> None:
+    http.post(
+        "/api/v1/nodes",
+        json={
+            "metadata": {"name": "node-1"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        },
+    )
+    ok(kubectl("cordon", "node-1"))
+    assert http.get("/api/v1/nodes/node-1").json()["spec"]["unschedulable"] is True
+    assert ok(kubectl("get", "nodes")).splitlines()[1].split()[:2] == [
+        "node-1",
+        "Ready,SchedulingDisabled",
+    ]
+    ok(kubectl("uncordon", "node-1"))
+    assert not http.get("/api/v1/nodes/node-1").json()["spec"].get("unschedulable")
+
+
+def test_kubectl_get_events_and_get_all_show_their_columns(
+    kubectl: Kubectl, http: httpx.Client
+) -> None:
+    http.post(PODS, json=pod_body("runner"))
+    event = {
+        "metadata": {"name": "smoke.1"},
+        "involvedObject": {"kind": "BurnInRun", "name": "smoke", "namespace": "default"},
+        "reason": "Started",
+        "message": "the run started",
+        "type": "Normal",
+    }
+    http.post("/api/v1/namespaces/default/events", json=event)
+    events = ok(kubectl("get", "events")).splitlines()
+    assert events[0].split() == ["NAME", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert events[1].split()[2:] == [
+        "Normal",
+        "Started",
+        "burninrun/smoke",
+        "the",
+        "run",
+        "started",
+    ]
+    assert "pod/runner" in ok(kubectl("get", "all"))

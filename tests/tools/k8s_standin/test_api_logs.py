@@ -45,3 +45,22 @@ def test_a_missing_pod_is_404_and_a_pod_without_a_log_yet_is_400_waiting(
     waiting = http.get(f"{PODS}/runner/log")
     assert waiting.status_code == 400
     assert "is waiting to start" in waiting.json()["message"]
+
+
+def test_a_followed_log_streams_what_is_appended_until_the_pod_finishes(
+    http: httpx.Client, k8s_api: K8sAPI
+) -> None:
+    http.post(PODS, json=pod_body())
+    write_log(k8s_api, "runner", "first\n")
+    with http.stream("GET", f"{PODS}/runner/log", params={"follow": "true"}) as r:
+        chunks = r.iter_text()
+        assert next(chunks) == "first\n"
+        with (k8s_api.log_dir / "default" / "runner.log").open("a") as f:
+            f.write("second\n")
+        assert next(chunks) == "second\n"
+        http.patch(
+            f"{PODS}/runner/status",
+            json={"status": {"phase": "Succeeded"}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert "".join(chunks) == ""  # the stream ends with the pod

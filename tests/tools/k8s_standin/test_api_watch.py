@@ -131,3 +131,23 @@ def test_each_replayed_event_shows_the_object_as_it_was_at_that_version(http: ht
         seen = [next(events)["object"] for _ in range(3)]
     assert [(o["metadata"]["resourceVersion"], o["spec"]["suspend"]) for o in seen] == written
     assert all("status" not in o or "passed" not in o["status"] for o in seen)
+
+
+def test_a_streaming_list_sends_every_object_then_the_initial_events_end_bookmark(
+    http: httpx.Client,
+) -> None:
+    http.post(RUNS, json=run_body("a"))
+    rv = http.post(RUNS, json=run_body("b")).json()["metadata"]["resourceVersion"]
+    params = {
+        "sendInitialEvents": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": "true",
+    }
+    with watching(http, RUNS, **params) as events:
+        assert take(events, 2) == [("ADDED", "a"), ("ADDED", "b")]
+        bookmark = next(events)
+        http.post(RUNS, json=run_body("c"))
+        assert take(events, 1) == [("ADDED", "c")]
+    assert bookmark["type"] == "BOOKMARK"
+    assert bookmark["object"]["metadata"]["resourceVersion"] == rv
+    assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
