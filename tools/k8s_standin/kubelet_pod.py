@@ -169,6 +169,10 @@ class PodWorker:
             await self._ended(None, "", st.now())
             return
         await self.before_start()
+        if self._stop.is_set():
+            # Deleted or past its deadline while being set up: no process is started for it.
+            await self._ended(None, "", st.now())
+            return
         wrap = self.network.wrap(self.node)
         started = st.now()
         why = not_runnable(launch)

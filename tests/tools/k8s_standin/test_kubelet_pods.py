@@ -178,7 +178,7 @@ def test_a_bound_pod_deleted_gracefully_goes_only_once_its_process_is_dead(
 
 
 def test_active_deadline_fails_the_pod_deadline_exceeded(client: Client) -> None:
-    client.create(_pod("slow", ["sleep", "600"], activeDeadlineSeconds=1))
+    client.create(_pod("slow", ["sleep", "600"], activeDeadlineSeconds=3))
     pod = _phase(client, "slow", "Failed")
     assert pod.status is not None
     assert pod.status.reason == "DeadlineExceeded"
