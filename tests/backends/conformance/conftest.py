@@ -79,6 +79,9 @@ class SeededUids:
         self.count += 1
         return uuid.UUID(int=self.count, version=4)
 
+    def __getattr__(self, name: str) -> object:
+        return getattr(uuid, name)  # the rest of the uuid module, as the stand-in may use it
+
 
 @pytest.fixture
 def k8s_apis(monkeypatch: pytest.MonkeyPatch) -> Iterator[StartAPI]:
