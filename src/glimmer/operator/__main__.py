@@ -1,0 +1,44 @@
+"""``python -m glimmer.operator run ...``: the operator's process (what ``glimmer operator run``
+starts, and what a Deployment's container runs). Bad input exits 2 with the reason; so does a
+missing ``k8s`` extra, naming how to install it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from glimmer.operator.options import K8S_EXTRA, UsageError, parse
+
+USAGE = (
+    "usage: python -m glimmer.operator run [--kubeconfig K] [--namespace N | --all-namespaces] "
+    "[--standalone | --peering NAME] [--liveness URL]"
+)
+
+
+def missing_extra() -> list[str]:
+    """The k8s extra's packages this environment lacks."""
+    return [m for m in ("kopf", "lightkube") if importlib.util.find_spec(m) is None]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        options = parse(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        print(f"error: {e}\n{USAGE}", file=sys.stderr)
+        return 2
+    missing = missing_extra()
+    if missing:
+        print(
+            f"error: the operator needs {', '.join(missing)} (the k8s extra): {K8S_EXTRA}",
+            file=sys.stderr,
+        )
+        return 2
+    from glimmer.operator.main import run
+
+    run(options)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""The operator's command line, parsed and checked without importing kopf or lightkube, so the
+CLI (which must never import them) refuses bad input itself before it starts the operator.
+
+``run [--kubeconfig K] [--namespace N | --all-namespaces] [--standalone | --peering NAME]
+[--liveness URL]``. Without a namespace choice the operator serves every namespace; without a
+peering choice it elects a leader through the peering object ``glimmer-operator``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from glimmer.operator.peering import DEFAULT_PEERING
+
+# A DNS-1123 label (a namespace) and subdomain (an object's name).
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+K8S_EXTRA = "pip install 'glimmer[k8s]'"
+
+
+class UsageError(ValueError):
+    """Bad input on the operator's command line (exit 2)."""
+
+
+@dataclass(frozen=True)
+class OperatorOptions:
+    kubeconfig: Path | None = None
+    namespace: str | None = None  # None: every namespace
+    standalone: bool = False
+    peering: str = DEFAULT_PEERING
+    liveness: str | None = None
+
+    def argv(self) -> list[str]:
+        """These options as ``run`` arguments (what the CLI hands to ``python -m``)."""
+        out = ["run"]
+        if self.kubeconfig is not None:
+            out += ["--kubeconfig", str(self.kubeconfig)]
+        out += ["--namespace", self.namespace] if self.namespace else ["--all-namespaces"]
+        out += ["--standalone"] if self.standalone else ["--peering", self.peering]
+        if self.liveness:
+            out += ["--liveness", self.liveness]
+        return out
+
+
+def checked(
+    *,
+    kubeconfig: Path | None = None,
+    namespace: str | None = None,
+    all_namespaces: bool = False,
+    standalone: bool = False,
+    peering: str | None = None,
+    liveness: str | None = None,
+) -> OperatorOptions:
+    """The options, or :class:`UsageError` naming what is wrong."""
+    if namespace is not None and all_namespaces:
+        raise UsageError("--namespace and --all-namespaces exclude each other: choose one")
+    if standalone and peering is not None:
+        raise UsageError("--standalone and --peering exclude each other: choose one")
+    if namespace is not None and not _LABEL.match(namespace):
+        raise UsageError(f"--namespace {namespace!r} is not a namespace name (DNS-1123 label)")
+    if peering is not None and not _SUBDOMAIN.match(peering):
+        raise UsageError(f"--peering {peering!r} is not an object name (DNS-1123 subdomain)")
+    if kubeconfig is not None and not kubeconfig.is_file():
+        raise UsageError(f"--kubeconfig {str(kubeconfig)!r}: no such file")
+    if liveness is not None:
+        url = urlparse(liveness)
+        if url.scheme != "http" or not url.hostname or url.port is None:
+            raise UsageError(
+                f"--liveness {liveness!r} must be an http URL with a host and a port, "
+                "for example http://0.0.0.0:8080/healthz"
+            )
+    return OperatorOptions(
+        kubeconfig=kubeconfig,
+        namespace=namespace,
+        standalone=standalone,
+        peering=peering or DEFAULT_PEERING,
+        liveness=liveness,
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def parse(argv: Sequence[str]) -> OperatorOptions:
+    """``run ...`` as :class:`OperatorOptions`, or :class:`UsageError`."""
+    parser = _Parser(prog="python -m glimmer.operator", add_help=False)
+    parser.add_argument("command", choices=["run"])
+    parser.add_argument("--kubeconfig", type=Path)
+    parser.add_argument("--namespace", "-n")
+    parser.add_argument("--all-namespaces", "-A", action="store_true")
+    parser.add_argument("--standalone", action="store_true")
+    parser.add_argument("--peering")
+    parser.add_argument("--liveness")
+    args = parser.parse_args(list(argv))
+    return checked(
+        kubeconfig=args.kubeconfig,
+        namespace=args.namespace,
+        all_namespaces=args.all_namespaces,
+        standalone=args.standalone,
+        peering=args.peering,
+        liveness=args.liveness,
+    )

@@ -1,0 +1,104 @@
+"""A BurnInRun of the built-in host profile on three stand-in nodes, driven by the operator as
+a real process: the verdict with real runner output, each node cordoned with its stamp while
+tested and restored afterwards — all observed over the API, as kubectl would."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.operator.conftest import (
+    NODES,
+    PODS,
+    RUNS,
+    Operator,
+    apply_short_tests,
+    journal,
+    node,
+    run_body,
+    settled,
+    stamps,
+    validate_run,
+)
+from tools.k8s_standin.cluster import StandInCluster
+
+
+class NodeWatcher:
+    """Polls the nodes while the run goes, recording what each was seen as."""
+
+    def __init__(self, http: httpx.Client, names: tuple[str, ...]) -> None:
+        self.http, self.names = http, names
+        self.seen: dict[str, list[tuple[bool, dict[str, str]]]] = {n: [] for n in names}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            for item in self.http.get(NODES).json()["items"]:
+                name = item["metadata"]["name"]
+                if name in self.seen:
+                    cordoned = bool(item["spec"].get("unschedulable"))
+                    self.seen[name].append((cordoned, stamps(item)))
+            time.sleep(0.05)
+
+    def __enter__(self) -> NodeWatcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def test_a_host_profile_run_on_three_nodes_reaches_its_verdict_with_real_runner_output(
+    cluster: StandInCluster,
+    http: httpx.Client,
+    operators: Callable[..., Operator],
+    tmp_path: Path,
+) -> None:
+    apply_short_tests(http, tmp_path)
+    before = {n: node(http, n) for n in cluster.nodes}
+    op = operators().start()
+    with NodeWatcher(http, cluster.nodes) as watcher:
+        created = http.post(RUNS, json=run_body("host-3", cluster.nodes))
+        assert created.status_code == 201, created.text
+        run = settled(http, "host-3")
+    assert op.stop() == 0, op.output()
+    status: dict[str, Any] = run["status"]
+    assert status["phase"] == "Passed", [
+        (r["name"], r["nodes"], r["phase"], r.get("message"))
+        for r in status["results"]
+        if r["phase"] != "Passed"
+    ]
+    results = status["results"]
+    assert sorted((r["name"], r["nodes"][0]) for r in results) == sorted(
+        (t, n)
+        for t in ("host-kernel-and-links", "host-memory", "host-disk", "host-fingerprint")
+        for n in cluster.nodes
+    )
+    # Real runner output: the gates' metrics were measured by the runner processes.
+    memory = [r for r in results if r["name"] == "host-memory"]
+    assert all(float(r["metrics"]["writeBandwidthMBs"]) >= 1000 for r in memory), memory
+    disk = [r for r in results if r["name"] == "host-disk"]
+    assert all(r["metrics"]["ioErrors"] == "0" for r in disk), disk
+    validate_run(run)
+    for name in cluster.nodes:
+        cordoned_with_stamp = [s for c, s in watcher.seen[name] if c and s]
+        assert cordoned_with_stamp, f"{name} was never seen cordoned with its stamp"
+        after = node(http, name)
+        assert bool(after["spec"].get("unschedulable")) == bool(
+            before[name]["spec"].get("unschedulable")
+        )
+        assert stamps(after) == stamps(before[name])
+    assert status.get("cordonedNodes") in (None, [])
+    # Every pod the run made ran on its node and finished.
+    pods = http.get(PODS).json()["items"]
+    assert len(pods) == len(results)
+    assert {p["status"]["phase"] for p in pods} == {"Succeeded"}
+    posts = [e for e in journal(cluster) if e["method"] == "POST" and e["path"] == PODS]
+    assert len(posts) == len(results)
