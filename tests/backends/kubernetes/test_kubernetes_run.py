@@ -128,3 +128,23 @@ def test_with_every_tenth_write_refused_the_run_settles_the_same_creating_nothin
         if e["method"] == "POST" and e["path"].endswith("/pods")
     ]
     assert pods
+
+
+def test_a_run_naming_a_missing_test_ends_error_after_the_grace_its_status_accepted(
+    k8s_api: K8sAPI, client: Client
+) -> None:
+    # Scenario 30 on the cluster: Pending through the 2-minute grace (1.2 host seconds on
+    # this clock), then Error with a resolve result naming the missing ref — written through
+    # the status subresource, which validates it against the CRD (no scope, no null).
+    create_nodes(client, "n1")
+    clock = FastClock()
+    backend = Watched(client, clock=clock, profiles={"prof": profile([{"testRef": "missing"}])})
+    backend.submit(run_object(targets=["n1"]))
+    driver = PodDriver(client, k8s_api.log_dir, RUNNER_SECONDS)
+    final = drive_on_standin(backend, driver, "run", clock=clock)
+    assert final is not None and final.status is not None
+    assert final.status.phase is Phase.ERROR
+    (result,) = final.status.results or []
+    assert "missing" in (result.message or "") and result.scope is None
+    assert backend.stored_problems == [] and backend.statuses >= 1
+    assert all(not n.unschedulable for n in backend.list_nodes())
