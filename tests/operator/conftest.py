@@ -99,7 +99,10 @@ def run_body(name: str, nodes: Sequence[str], **spec: Any) -> dict[str, Any]:
         "spec": {
             "profileRef": "host",
             "target": {"nodeNames": list(nodes)},
-            "maxConcurrentNodes": len(nodes),
+            # One node at a time: the stand-in's nodes share this machine's filesystem, and two
+            # disk-io runners at once would meet in the one hostPath (the runner refuses a file
+            # it did not create, as it should on a real node).
+            "maxConcurrentNodes": 1,
             **spec,
         },
     }
