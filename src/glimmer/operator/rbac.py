@@ -1,0 +1,86 @@
+"""The operator's least-privilege ClusterRole, as data: every (API group, resource) the operator
+touches, exactly the verbs it uses there, and why (issue 16, Deployment).
+
+The table is the rule, the manifest is generated from it (:func:`cluster_role`), and a test
+(tests/operator/test_rbac_journal.py) drives the operator against the API stand-in, reads the
+stand-in's request journal and checks both directions: every (verb, resource) the operator sent
+is granted here, and nothing here went unused. A new API call therefore fails that test until
+this table names it — and says why.
+
+No wildcard, no ``deletecollection``, no write to a Node beyond ``patch`` (cordon and stamp in
+one merge patch), and Secrets only ``get`` (a webhook sink's token, by name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+GROUP = "burnin.glimmer.ai"
+KOPF_GROUP = "kopf.dev"
+CLUSTER_ROLE = "glimmer-operator"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Verbs on one resource (``plural`` or ``plural/subresource``) of one API group."""
+
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
+    why: str
+
+
+GRANTS: tuple[Grant, ...] = (
+    # -- the cluster's own kinds --------------------------------------------------------------
+    Grant("", "nodes", ("get", "list", "patch", "watch"),
+          "fresh reads for cordons, admission and the reaper; cordon+stamp as one merge patch; "
+          "the fingerprint reconciler's Node watch"),
+    Grant("", "pods", ("create", "delete", "list", "watch"),
+          "runner pods: created once by name, listed by the run label, deleted after the "
+          "status that justifies it; their events wake the run"),
+    Grant("", "pods/log", ("get",), "runner output: the verdict's evidence"),
+    Grant("", "services", ("create", "delete"),
+          "headless rendezvous Services of Pair and Group units"),
+    Grant("", "events", ("create",), "HardwareDrift and run notices (kubectl describe)"),
+    Grant("", "configmaps", ("create", "get", "update"), "the ConfigMap sink and its rollovers"),
+    Grant("", "secrets", ("get",), "a webhook sink's bearer token, by name, at each send"),
+    # -- burn-in kinds ------------------------------------------------------------------------
+    Grant(GROUP, "burninruns", ("create", "delete", "get", "list", "patch", "watch"),
+          "runs: created by schedules, read fresh (admission lists all), plan and finalizer "
+          "patched, deleted by TTL and schedule history"),
+    Grant(GROUP, "burninruns/status", ("update",), "the run's status: its checkpoint"),
+    Grant(GROUP, "burninprofiles", ("get",), "a run's profile, by name"),
+    Grant(GROUP, "burnintests", ("list",), "the namespace's tests a profile refers to"),
+    Grant(GROUP, "burninsinks", ("get",), "the sinks a pinned plan names, read per delivery"),
+    Grant(GROUP, "burninsinks/status", ("patch",), "lastDelivery / lastError"),
+    Grant(GROUP, "burninschedules", ("get", "list", "patch", "watch"),
+          "schedules: watched, read fresh per tick; kopf's finalizer for the tick daemon"),
+    Grant(GROUP, "burninschedules/status", ("update",), "the schedule's cursor and history"),
+    Grant(GROUP, "nodefingerprints", ("create", "get", "list", "watch"),
+          "one per Node, created when missing; a deleted one is recaptured"),
+    Grant(GROUP, "nodefingerprints/status", ("update",), "the observed identity and drift"),
+    # -- leader election (kopf peering) -------------------------------------------------------
+    Grant(KOPF_GROUP, "clusterkopfpeerings", ("create", "get", "list", "patch", "watch"),
+          "leader election between replicas: the peering object created if missing, "
+          "keep-alives patched, peers watched"),
+)  # fmt: skip
+
+
+def used_pairs() -> set[tuple[str, str, str]]:
+    """Every (verb, group, resource) the table grants."""
+    return {(verb, g.group, g.resource) for g in GRANTS for verb in g.verbs}
+
+
+def cluster_role(name: str = CLUSTER_ROLE) -> dict[str, Any]:
+    """The ClusterRole manifest: one rule per resource, verbs sorted."""
+    rules = [
+        {"apiGroups": [g.group], "resources": [g.resource], "verbs": sorted(g.verbs)}
+        for g in GRANTS
+    ]
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "glimmer-operator"}},
+        "rules": rules,
+    }
