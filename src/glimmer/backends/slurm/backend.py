@@ -6,7 +6,7 @@
 * **executions**: one batch job per execution, pinned to its node (:mod:`.jobs`), submitted
   inside the nodes' window (:meth:`.nodes.SlurmNodes.opened_all`) so a job of this run starts
   on the node the run has drained. What a pass creates is held and submitted together, in one
-  window, when the pass is done creating (see :class:`SlurmBackend`);
+  window, when the pass is done creating (:mod:`.pass_batch`);
 * **run store**: :class:`~glimmer.backends.common.run_store.FileRunStore` under
   ``<state>/runs`` — the run's status is the checkpoint, so running the same command again
   after a crash resumes where the status says;
@@ -28,23 +28,20 @@ Error here).
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.common.assembled import AssembledBackend
 from glimmer.backends.common.clock import HostClock, SubstrateClock
 from glimmer.backends.common.delivery import SinkDelivery
 from glimmer.backends.common.run_store import FileRunStore
 from glimmer.backends.slurm.commands import Slurm
 from glimmer.backends.slurm.jobs import SlurmJobs
 from glimmer.backends.slurm.nodes import SlurmNodes
+from glimmer.backends.slurm.pass_batch import PassBatch
 from glimmer.backends.slurm.reaper import Reaped, reap
-from glimmer.engine.backend import BackendError, Delivery, ExecutionSpec, NodeView
 from glimmer.sinks.sinkset import SinkSet
 
 
@@ -53,7 +50,7 @@ def default_runner_command() -> tuple[str, ...]:
     return (str(Path(sys.executable).parent / "glimmer-runner"),)
 
 
-class SlurmBackend(AssembledBackend):
+class SlurmBackend(PassBatch):
     """A :class:`~glimmer.engine.backend.Backend` over a Slurm cluster, state under
     ``state_dir`` (shared with the nodes).
 
@@ -61,16 +58,8 @@ class SlurmBackend(AssembledBackend):
     go (None: every node, the default partition); ``runner_command`` starts a runner on a node,
     the kind appended (default :func:`default_runner_command`); ``user`` is whom a cordon's
     reservation admits (default: the user running glimmer). ``clock`` is the wall clock unless
-    a test gives a faster one.
-
-    The engine creates a pass's executions one call at a time, and each would cost a window of
-    its own (one to two seconds of Slurm's clock: :mod:`.job_submit`). So ``create_execution``
-    only records the intent and holds the execution (it reads as pending meanwhile), and the
-    first call that ends the pass's creating submits everything held in one window: a status
-    or metadata write, a delivery, a read of the run, or an update of a node one of them is
-    on. A status never mentions an execution that was not submitted first, and a crash before
-    the submit leaves only the intent, which reads as absent: the next engine creates it
-    again, as it would after a crash inside ``create_execution``."""
+    a test gives a faster one. What a pass creates goes out in one window
+    (:class:`~.pass_batch.PassBatch`)."""
 
     def __init__(
         self,
@@ -104,52 +93,6 @@ class SlurmBackend(AssembledBackend):
         )
         self.delivery = SinkDelivery(sinks)
         self.runner_part = self.jobs
-
-    # -- holding what a pass creates ---------------------------------------------------------
-    def create_execution(self, spec: ExecutionSpec) -> None:
-        self.jobs.queue(spec)
-
-    def flush(self) -> None:
-        """Submit every execution held (:meth:`.jobs.SlurmJobs.flush`)."""
-        self.jobs.flush()
-
-    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-        self.flush()
-        return super().write_status(run, status)
-
-    def write_metadata(
-        self,
-        run: BurnInRun,
-        *,
-        annotations: Mapping[str, str | None] | None = None,
-        finalizers: Sequence[str] | None = None,
-    ) -> BurnInRun:
-        self.flush()
-        return super().write_metadata(run, annotations=annotations, finalizers=finalizers)
-
-    def deliver(self, delivery: Delivery) -> bool:
-        self.flush()
-        return super().deliver(delivery)
-
-    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
-        # Read first by the next pass and by a driver after each pass: what a pass that wrote
-        # nothing created goes out here. A failed submit is not raised from a read (a driver
-        # reads outside its retry): what it did not submit reads as absent and is created
-        # again by the next pass, which meets the same trouble and fails as it should.
-        with contextlib.suppress(BackendError):
-            self.flush()
-        return super().get_run(namespace, name)
-
-    def update_node(
-        self,
-        name: str,
-        *,
-        unschedulable: bool | None = None,
-        annotations: Mapping[str, str | None] | None = None,
-    ) -> NodeView:
-        if any(spec.node == name for spec in self.jobs.queued()):
-            self.flush()  # its job goes out in the window of the cordon it was created under
-        return super().update_node(name, unschedulable=unschedulable, annotations=annotations)
 
     def reap(self) -> list[Reaped]:
         """Release the nodes this store drained for runs that no longer exist (:mod:`.reaper`)."""
