@@ -12,10 +12,11 @@ import pytest
 from kube_cluster import Journal, create_nodes
 from kube_specs import NAMESPACE, node_spec, pair_end
 from lightkube import Client
+from lightkube.types import PatchType
 
 from glimmer.api.run import BurnInRun
 from glimmer.backends.kubernetes.backend import KubernetesBackend
-from glimmer.backends.kubernetes.executions import SPEC_ANNOTATION, KubeExecutions
+from glimmer.backends.kubernetes.executions import SPEC_ANNOTATION, KubeExecutions, pod_manifest
 from glimmer.backends.kubernetes.podspec import SAFE_TO_EVICT, UNSCHEDULABLE_TAINT
 from glimmer.backends.kubernetes.resources import PODS, SERVICES, as_dict
 from glimmer.engine.backend import Conflict, ExecPhase, LogUnavailable, Rendezvous
@@ -186,3 +187,24 @@ def test_deleting_a_runs_owned_objects_removes_its_pods_and_services_only(
     assert [e.name for e in backend.executions(NAMESPACE, "run", "uid-other")] == ["theirs"]
     assert list(backend.executions(NAMESPACE, "run", "uid-run")) == []
     assert [as_dict(s)["metadata"]["name"] for s in client.list(SERVICES)] == []
+
+
+def test_a_deleted_pod_still_running_on_its_node_stays_live_until_its_kubelet_stops_it(
+    backend: KubernetesBackend, client: Client
+) -> None:
+    # A bound, running pod is deleted gracefully: it keeps loading its node until the kubelet
+    # has stopped it, so it stays a live execution (its node busy and cordoned) till then.
+    # Created bound to its node (as the scheduler would have bound it): the request's pod with
+    # spec.nodeName set.
+    bound = pod_manifest(node_spec("p", "n1"))
+    bound["spec"]["nodeName"] = "n1"
+    client.create(PODS.from_dict(bound), namespace=NAMESPACE)
+    running = {"phase": "Running", "startTime": "2026-12-02T00:00:00Z"}
+    client.patch(
+        PODS.Status, "p", {"status": running}, namespace=NAMESPACE, patch_type=PatchType.MERGE
+    )
+    backend.delete_execution(NAMESPACE, "p")
+    assert _pod(client, "p")["metadata"].get("deletionTimestamp")
+    assert [e.name for e in backend.executions(NAMESPACE, "run", "uid-run").live()] == ["p"]
+    client.delete(PODS, "p", namespace=NAMESPACE, grace_period=0)  # the kubelet's last word
+    assert list(backend.executions(NAMESPACE, "run", "uid-run")) == []

@@ -8,8 +8,9 @@
   a :class:`~glimmer.engine.backend.Conflict` — the pod was not created and the pass retries;
 * **observe**: ONE LIST per pass of the run's pods by the label ``burnin.glimmer.ai/run``,
   kept only when their controller reference names the run's uid (a recreated run of the same
-  name owns none of its predecessor's); a pod being deleted (``deletionTimestamp``) is no
-  longer an execution of the run: whoever deleted it decided its end;
+  name owns none of its predecessor's). A pod being deleted (``deletionTimestamp``) is still
+  listed with the phase its kubelet reports: until the kubelet has stopped it, it still loads
+  its node, so the node stays busy and cordoned (§2.6) rather than taking new load early;
 * **logs**: the ``pods/log`` subresource of the ``runner`` container; whatever the API
   answers instead (400 "waiting to start", 404) is
   :class:`~glimmer.engine.backend.LogUnavailable` with the server's words.
@@ -118,8 +119,6 @@ class KubeExecutions:
             if spec is None:
                 continue
             seen[str(pod["metadata"].get("uid"))] = spec
-            if pod["metadata"].get("deletionTimestamp"):
-                continue  # being stopped: whoever deleted it decided its end
             found.append(execution_of(pod, spec, self.on_clock))
         self._specs[key] = seen
         return ExecutionIndex(found)
