@@ -7,9 +7,8 @@ becomes a :class:`~tools.k8s_standin.kubelet_pod.PodWorker`; a pod bound to any 
 not its business and stays Pending, as on a cluster whose node has no kubelet. A pod without
 ``spec.nodeName`` is bound by the minimal scheduler (kubelet_scheduler.py) when this instance
 schedules, with a ``pods/binding`` (or, on an API without that subresource, a patch of
-``spec.nodeName``; where neither is allowed — the API stand-in has no binding subresource
-yet and keeps ``nodeName`` immutable, as a real one does — the choice stays in this kubelet,
-which runs the pod there while the API shows no ``nodeName``); one no node fits gets
+``spec.nodeName``; on one that allows neither, the choice stays in this kubelet, which runs
+the pod there while the API shows no ``nodeName``); one no node fits gets
 ``PodScheduled=False/Unschedulable`` with the scheduler's reasons. ``nodeName`` set by the
 pod's author bypasses the scheduler, so such a pod runs on a cordoned or tainted node, as on a
 real kubelet.
