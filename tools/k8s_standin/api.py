@@ -74,6 +74,7 @@ class StandInAPI(kmock.KubernetesEmulator):
     journal: Path | None = None
     crd_dirs: tuple[Path, ...] = (GLIMMER_CRDS,)
     graceful_pod_deletion: bool = True
+    pod_binding: bool = False
 
     cluster: Cluster = attrs.field(init=False)
     _faults: ConflictEvery = attrs.field(init=False)
@@ -83,7 +84,9 @@ class StandInAPI(kmock.KubernetesEmulator):
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
         self.cluster = Cluster(
-            crd_dirs=self.crd_dirs, graceful_pod_deletion=self.graceful_pod_deletion
+            crd_dirs=self.crd_dirs,
+            graceful_pod_deletion=self.graceful_pod_deletion,
+            pod_binding=self.pod_binding,
         )
         self._faults = ConflictEvery(self.conflict_every)
         self._journal = Journal(self.journal)
@@ -244,6 +247,8 @@ class StandInAPI(kmock.KubernetesEmulator):
             assert target.name is not None
             if target.sub == "log":
                 return await self._logs(request, target)
+            if target.sub not in (None, "status"):
+                raise errors.method_not_allowed()
             obj = cluster.get(rtype, target.namespace, target.name)
             if tables.wants_table(request.headers.get("Accept", "")):
                 return _json(
@@ -257,6 +262,10 @@ class StandInAPI(kmock.KubernetesEmulator):
             return _json(obj)
         body = self._body(raw, request.headers.get("Content-Type", JSON))
         if method == "POST":
+            if target.name is not None and target.sub == "binding":
+                cluster.bind(rtype, target.namespace, target.name, body)
+                done = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+                return _json({**done, "code": 201}, 201)
             if target.name is not None:
                 raise errors.method_not_allowed()
             if target.namespace is None and rtype.namespaced:
@@ -303,6 +312,8 @@ class StandInAPI(kmock.KubernetesEmulator):
             )
             return _json(obj, 201 if created else 200)
         if method == "DELETE":
+            if target.sub is not None:
+                raise errors.method_not_allowed()
             options = dict(body) if isinstance(body, dict) else {}
             if "gracePeriodSeconds" in query:
                 options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
@@ -476,6 +487,7 @@ async def running_api(
     journal: Path | None = None,
     crd_dirs: tuple[Path, ...] = (GLIMMER_CRDS,),
     graceful_pod_deletion: bool = True,
+    pod_binding: bool = False,
 ) -> AsyncIterator[Running]:
     """The stand-in served on ``host:port`` (0: a free port) in the current event loop."""
     api = StandInAPI(
@@ -484,6 +496,7 @@ async def running_api(
         journal=journal,
         crd_dirs=crd_dirs,
         graceful_pod_deletion=graceful_pod_deletion,
+        pod_binding=pod_binding,
     )
     server = aiohttp.web.Server(api, access_log=None)
     runner = aiohttp.web.ServerRunner(server, shutdown_timeout=1.0, handle_signals=False)
@@ -508,6 +521,7 @@ async def serve(
     journal: Path | None = None,
     crd_dirs: tuple[Path, ...] = (GLIMMER_CRDS,),
     graceful_pod_deletion: bool = True,
+    pod_binding: bool = False,
     ready: Callable[[Running], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -520,6 +534,7 @@ async def serve(
         journal=journal,
         crd_dirs=crd_dirs,
         graceful_pod_deletion=graceful_pod_deletion,
+        pod_binding=pod_binding,
     ) as running:
         if ready is not None:
             ready(running)

@@ -28,6 +28,7 @@ def api_in_thread(
     journal: Path | None = None,
     crd_dirs: tuple[Path, ...] = (GLIMMER_CRDS,),
     graceful_pod_deletion: bool = True,
+    pod_binding: bool = False,
     start_timeout: float = 30.0,
 ) -> Iterator[Running]:
     started = threading.Event()
@@ -53,6 +54,7 @@ def api_in_thread(
                     journal=journal,
                     crd_dirs=crd_dirs,
                     graceful_pod_deletion=graceful_pod_deletion,
+                    pod_binding=pod_binding,
                     ready=ready,
                     stop=stop,
                 )

@@ -13,6 +13,9 @@ The rules a controller depends on, as a real API server keeps them:
   it stays, terminating, until its kubelet deletes it with grace period 0 (unless
   ``graceful_pod_deletion`` is off); dependents named by ``ownerReferences`` are deleted with
   their owner (background propagation), and a namespace takes its objects with it;
+- ``pods/binding`` (served when ``pod_binding`` is on) sets an unbound pod's ``nodeName``, a
+  scheduler's one way to, since a pod's spec is otherwise immutable; a bound pod is then
+  deleted gracefully like any other;
 - a CRD written through the API registers (or updates, or removes) its resource type.
 Writes of custom resources and Pods are validated (and custom resources pruned) by
 ``validation.Validator`` before they are stored.
@@ -21,6 +24,7 @@ Writes of custom resources and Pods are validated (and custom resources pruned) 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime
 import random
 import uuid
@@ -94,12 +98,19 @@ class Cluster:
         *,
         crd_dirs: Iterable[Path] = (),
         graceful_pod_deletion: bool = True,
+        pod_binding: bool = False,
         rng: random.Random | None = None,
     ) -> None:
         self.registry = Registry()
         self.store = Store()
         self.validator = Validator()
         self.graceful_pod_deletion = graceful_pod_deletion
+        if not pod_binding:
+            # Off by default: the kubelet stand-in falls back to keeping its choice of node.
+            pods = self._type("", "pods")
+            self.registry.add(
+                dataclasses.replace(pods, subresources=pods.subresources - {"binding"})
+            )
         self._rng = rng or random.Random()
         self._next_ip = 1
         # Created by the system, as a fresh cluster has them.
@@ -317,6 +328,24 @@ class Cluster:
         except patching.PatchError as exc:
             raise errors.APIError(422, "Invalid", str(exc)) from None
         return self._update(rtype, old, new, status=status, dry_run=dry_run), False
+
+    def bind(self, rtype: ResourceType, namespace: str | None, name: str, body: Any) -> Obj:
+        """``pods/binding``: what a scheduler does — sets ``spec.nodeName`` of an unbound pod."""
+        pod = self.get(rtype, namespace, name)
+        target = body.get("target") if isinstance(body, dict) else None
+        node = target.get("name") if isinstance(target, dict) else None
+        if not node or (isinstance(target, dict) and target.get("kind", "Node") != "Node"):
+            raise errors.bad_request("a Binding needs target.kind Node and target.name")
+        bound = (pod.get("spec") or {}).get("nodeName")
+        if bound:
+            raise errors.conflict(rtype, name, f'pod {name} is already assigned to node "{bound}"')
+        if meta(pod).get("deletionTimestamp"):
+            raise errors.conflict(
+                rtype, name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
+        new = _fresh(pod)
+        new["spec"] = dict(pod.get("spec") or {}, nodeName=node)
+        return self._store(rtype, new, pod)
 
     def delete(
         self,

@@ -67,8 +67,8 @@ class ResourceType:
             main["categories"] = list(self.categories)
         entries = [main]
         for sub in sorted(self.subresources):
-            verbs = ["get"] if sub == "log" else list(_SUB)
-            kind = "Pod" if sub == "log" else self.kind
+            verbs = {"log": ["get"], "binding": ["create"]}.get(sub, list(_SUB))
+            kind = {"log": "Pod", "binding": "Binding"}.get(sub, self.kind)
             entries.append(
                 {
                     "name": f"{self.plural}/{sub}",
@@ -121,7 +121,7 @@ BUILTIN: tuple[ResourceType, ...] = (
     _core("namespaces", "Namespace", False, "status", short=("ns",)),
     _core("nodes", "Node", False, "status", short=("no",)),
     # "all" is the category `kubectl get all` expands to.
-    _core("pods", "Pod", True, "status", "log", short=("po",), categories=("all",)),
+    _core("pods", "Pod", True, "status", "log", "binding", short=("po",), categories=("all",)),
     _core("services", "Service", True, "status", short=("svc",), categories=("all",)),
     _core("endpoints", "Endpoints", True, short=("ep",)),
     _core("configmaps", "ConfigMap", True, short=("cm",)),

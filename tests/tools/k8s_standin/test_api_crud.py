@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.tools.k8s_standin.conftest import JSON_PATCH, MERGE, PODS, RUNS, pod_body, run_body
+from tools.k8s_standin.background import api_in_thread
 
 
 def test_create_answers_201_with_uid_timestamp_resource_version_and_generation(
@@ -217,3 +218,35 @@ def test_unknown_paths_and_resources_are_404(http: httpx.Client) -> None:
     assert http.get("/apis/nope.example.com/v1/things").status_code == 404
     assert http.get("/api/v1/namespaces/default/burninruns").status_code == 404
     assert http.get(f"{RUNS}/x/scale").status_code == 404
+
+
+def test_a_binding_assigns_an_unbound_pod_to_a_node_once() -> None:
+    with api_in_thread(pod_binding=True) as api, httpx.Client(base_url=api.url) as http:
+        http.post(PODS, json=pod_body("p"))
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "p"},
+            "target": {"kind": "Node", "name": "node-a"},
+        }
+        r = http.post(f"{PODS}/p/binding", json=binding)
+        assert r.status_code == 201
+        assert http.get(f"{PODS}/p").json()["spec"]["nodeName"] == "node-a"
+        again = http.post(
+            f"{PODS}/p/binding", json=dict(binding, target={"kind": "Node", "name": "b"})
+        )
+        assert (again.status_code, again.json()["reason"]) == (409, "Conflict")
+        assert http.get(f"{PODS}/p").json()["spec"]["nodeName"] == "node-a"
+
+
+def test_without_pod_binding_the_subresource_is_not_served(http: httpx.Client) -> None:
+    http.post(PODS, json=pod_body("p"))
+    r = http.post(f"{PODS}/p/binding", json={"target": {"kind": "Node", "name": "node-a"}})
+    assert r.status_code == 404
+    assert "pods/binding" not in {e["name"] for e in http.get("/api/v1").json()["resources"]}
+
+
+def test_a_subresource_cannot_be_deleted(http: httpx.Client) -> None:
+    http.post(PODS, json=pod_body("p"))
+    assert http.delete(f"{PODS}/p/status").status_code == 405
+    assert http.get(f"{PODS}/p").status_code == 200
