@@ -519,13 +519,16 @@ def test_a_job_left_pending_on_its_runs_drained_node_is_given_the_window_again(
         "starttime=now", "duration=10", "users=root", "flags=ignore_jobs",
     )  # fmt: skip
     slurm_cluster.drain(node, "glimmer test: drained by this run")
-    jobs = _jobs(slurm_cluster, tmp_path / "state", doors=ShutDoors(slurm_cluster, node, name))
+    # A shut window waits in vain for the allocation: a short wait is all it needs to end.
+    shut = ShutDoors(slurm_cluster, node, name)
+    jobs = _jobs(slurm_cluster, tmp_path / "state", doors=shut, allocation_wait=0.5)
     try:
         jobs.create_execution(spec("stuck", node, "hostname"))
         held = _until(jobs, n("stuck"), lambda e: bool(e.scheduler_message))
         assert held.phase is ExecPhase.PENDING and "ReqNodeNotAvail" in held.scheduler_message
         doors = ReservedDoors(slurm_cluster, node, name)
         jobs.doors = doors  # the resumed engine's nodes: the drain is this run's
+        jobs.allocation_wait = jobs_module.ALLOCATION_WAIT  # and its windows wait as they do
         ended = _ended(jobs, n("stuck"))
         assert ended.phase is ExecPhase.SUCCEEDED
         assert jobs.read_log(NAMESPACE, n("stuck")).strip() == node
