@@ -302,13 +302,28 @@ class Kubelet:
                 "metadata": {"name": name, "namespace": ns},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node},
             }
-            try:
-                await self.client.write("POST", f"{path}/binding", binding)
-                return True
-            except ApiError as e:
-                if e.status not in (404, 405):
-                    raise
-                self._binding = False  # this API has no binding subresource: patch instead
+            for attempt in range(20):
+                try:
+                    await self.client.post_once(f"{path}/binding", binding)
+                    return True
+                except ApiError as e:
+                    if e.status not in (404, 405, 409):
+                        raise
+                    try:
+                        pod = await self.client.get(path)
+                    except ApiError as gone:
+                        if gone.status == 404:
+                            return True  # the pod went meanwhile: nothing to bind
+                        raise
+                    if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+                        return True  # bound by another, or being deleted: nothing to do
+                    if e.status != 409:
+                        self._binding = False  # no binding subresource here: patch instead
+                        break
+                    # A Conflict on a pod still unbound: a refused write, tried again.
+                    await asyncio.sleep(min(0.02 * (attempt + 1), 0.3))
+            else:
+                raise ApiError(409, f"binding {ns}/{name} was refused 20 times")
         if not self._patchable:
             return False
         try:

@@ -110,6 +110,10 @@ class Client:
             await asyncio.sleep(min(0.02 * (attempt + 1), 0.3))
         raise AssertionError("unreachable")
 
+    async def post_once(self, path: str, body: Any) -> dict[str, Any]:
+        """A POST whose Conflict the caller judges (a binding's may be final)."""
+        return await self._request("POST", path, body=body)
+
     async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return await self.write("PATCH", path, body, MERGE)
 
