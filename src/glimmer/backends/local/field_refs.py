@@ -1,12 +1,10 @@
 """``runner.env`` entries given by ``valueFrom`` on this host (specs/burnin.md §8.2).
 
-The engine hands a substrate the environment with every ``valueFrom`` entry left out: only a
-substrate knows what a field of its own is (a kubelet fills a pod's fields in). Here two have an
-answer, the rules below; every other source (a Secret, a ConfigMap, a resourceFieldRef, any
-other fieldRef) stays **unset**, never ``""``, since a runner tells an unset variable from an
-empty one.
+The rules are every substrate's (:mod:`glimmer.backends.common.field_refs`, re-exported here):
+``fieldRef spec.nodeName`` is the execution's node, the ``--node`` this host runs as; every
+source but the two answered stays **unset**, never ``""``. What is this host's own is the
+address:
 
-- ``fieldRef spec.nodeName``: the execution's node, the ``--node`` this host runs as.
 - ``fieldRef status.hostIP``: this host's primary routable address, the IPv4 address of the
   interface the default route leaves by (lowest metric first), as a kubelet chooses a node's
   address. A host with no default route has no such address, and a runner asking for it is
@@ -14,69 +12,48 @@ empty one.
   is judged when the execution is created, not when the run is planned: the plan is the
   substrate-neutral engine's, and this host's routes at the execution's start are what the
   runner would see.
-
-Only a name whose last ``runner.env`` entry is a ``valueFrom`` and which the spec's environment
-does not set is filled in: a later plain value, or a value a half's flags set, still wins.
-:func:`unanswered` words §8.2's warning for each entry left unset, for a command to print
-before it runs anything.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import ipaddress
 import socket
 import struct
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common import field_refs as common
+from glimmer.backends.common.field_refs import (
+    RULES,
+    FieldRefError,
+    HostFacts,
+    Rule,
+    field_path,
+    source_of,
+    unanswered,
+)
 from glimmer.engine.backend import ExecutionSpec
-from glimmer.plan.env import effective_env
+
+__all__ = [
+    "RULES",
+    "FieldRefError",
+    "HostFacts",
+    "Rule",
+    "default_interface",
+    "field_path",
+    "interface_address",
+    "primary_address",
+    "resolved",
+    "source_of",
+    "unanswered",
+]
 
 ROUTE_TABLE = Path("/proc/net/route")
 RTF_UP = 0x1
 SIOCGIFADDR = 0x8915  # <linux/sockios.h>: an interface's primary IPv4 address
 IFNAMSIZ = 16
-
-
-class FieldRefError(Exception):
-    """A ``valueFrom`` this host knows but cannot answer: the execution cannot run as asked."""
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """What this host says of one execution; ``host_address`` is looked up only when asked."""
-
-    node: str
-    host_address: Callable[[], str | None]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How a fieldPath is answered here, and why it may have no answer."""
-
-    read: Callable[[HostFacts], str | None]
-    missing: str
-
-
-RULES: Mapping[str, Rule] = {
-    "spec.nodeName": Rule(lambda facts: facts.node or None, "the execution names no node"),
-    "status.hostIP": Rule(
-        lambda facts: facts.host_address(),
-        "this host has no default route, so it has no primary address to give",
-    ),
-}
-
-
-def field_path(value_from: Mapping[str, Any] | None) -> str | None:
-    """The ``fieldRef.fieldPath`` of a ``valueFrom``; None for any other source."""
-    ref = (value_from or {}).get("fieldRef")
-    path = ref.get("fieldPath") if isinstance(ref, Mapping) else None
-    return path if isinstance(path, str) else None
+NO_DEFAULT_ROUTE = "this host has no default route, so it has no primary address to give"
 
 
 def resolved(
@@ -86,54 +63,8 @@ def resolved(
     raises :class:`FieldRefError` naming the variable when one it knows has no answer.
     ``host_address`` defaults to :func:`primary_address` (looked up at the call: tests swap
     it)."""
-    runner = spec.test_spec.runner
-    given = {name for name, _ in spec.env}
-    wanted = [
-        (name, path, RULES[path])
-        for name, var in effective_env(runner.env or () if runner is not None else ()).items()
-        if var.value is None and name not in given
-        if (path := field_path(var.value_from)) is not None and path in RULES
-    ]
-    if not wanted:
-        return spec
-    facts = HostFacts(spec.node, host_address or primary_address)
-    added = []
-    for name, path, rule in wanted:
-        value = rule.read(facts)
-        if value is None:
-            raise FieldRefError(
-                f"runner.env {name}: valueFrom fieldRef {path}: {rule.missing}; "
-                f"set {name} by value to run it here"
-            )
-        added.append((name, value))
-    return dataclasses.replace(spec, env=(*spec.env, *added))
-
-
-def source_of(value_from: Mapping[str, Any] | None) -> str:
-    """How a ``valueFrom`` names its source, for a message: ``fieldRef status.podIP``,
-    ``secretKeyRef``…"""
-    path = field_path(value_from)
-    if path is not None:
-        return f"fieldRef {path}"
-    return ", ".join(sorted(value_from or {})) or "an empty valueFrom"
-
-
-def unanswered(tests: Iterable[tuple[str, BurnInTestSpec]]) -> list[str]:
-    """One line per ``runner.env`` entry of these (name, spec) tests that a runner will find
-    unset here (§8.2: left unset and warned about); a later plain value of the name is no
-    entry of this list."""
-    lines = []
-    answered = ", ".join(f"fieldRef {path}" for path in RULES)
-    for test, spec in tests:
-        runner = spec.runner
-        for name, var in effective_env(runner.env or () if runner is not None else ()).items():
-            asked = var.value is None and var.value_from is not None
-            if asked and field_path(var.value_from) not in RULES:
-                lines.append(
-                    f"test {test}: runner.env {name} (valueFrom {source_of(var.value_from)}) "
-                    f"is left unset on this host, which answers only {answered}"
-                )
-    return lines
+    address = host_address or primary_address
+    return common.resolved(spec, lambda: HostFacts(spec.node, address, NO_DEFAULT_ROUTE))
 
 
 def default_interface(table: str) -> str | None:
