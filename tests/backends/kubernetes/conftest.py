@@ -1,8 +1,8 @@
-"""The kubernetes substrate's tests run against the API stand-in over real HTTP (tests/k8s_api:
-a fresh API per test, the glimmer CRDs registered): ``client`` talks to it, ``backend`` is the
-substrate on it, ``make_nodes`` creates core/v1 Node objects, ``journal`` reads back every
-request the API was sent, and ``conflicting`` starts a stand-in that answers 409 to every
-second write."""
+"""The kubernetes substrate's tests run against the API stand-in over real HTTP (``k8s_api``
+of tests/k8s_api.py: a fresh API per test, the glimmer CRDs registered): ``client`` talks to
+it, ``backend`` is the substrate on it, ``make_nodes`` creates core/v1 Node objects,
+``journal`` reads back every request the API was sent, and ``conflicting`` starts a stand-in
+that answers 409 to every second write."""
 
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ from lightkube import Client
 
 from glimmer.backends.kubernetes.backend import KubernetesBackend
 from glimmer.backends.kubernetes.client import connect
-from tests.k8s_api import K8sAPI, k8s_api, kubectl
+from tests.k8s_api import K8sAPI
 from tools.k8s_standin.background import api_in_thread
 from tools.k8s_standin.kubeconfig import write_kubeconfig
-
-__all__ = ["k8s_api", "kubectl"]
 
 
 @pytest.fixture
