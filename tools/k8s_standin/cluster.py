@@ -58,10 +58,14 @@ def standin_cluster(
     prefix: str | None = None,
     namespace: str = "default",
     node_labels: Mapping[str, str] | None = None,
+    pod_binding: bool = True,
     start_timeout: float = 60.0,
 ) -> Iterator[StandInCluster]:
     """The cluster under ``root`` (logs/, pods/, kubeconfig, journal.jsonl). ``network="host"``
-    needs no root but gives no per-node address and no rendezvous by name."""
+    needs no root but gives no per-node address and no rendezvous by name. ``pod_binding``:
+    the API serves ``pods/binding``, so the scheduler's choice is the pod's ``spec.nodeName``
+    (and a deleted bound pod waits for the kubelet, as on a cluster); off, the kubelet keeps
+    the choice to itself."""
     if root is None:
         raise ValueError("standin_cluster needs a root folder (a test's tmp_path)")
     names = node_names(nodes)
@@ -77,7 +81,11 @@ def standin_cluster(
 
     async def main(stop: asyncio.Event) -> None:
         async with running_api(
-            port=port, log_dir=log_dir, conflict_every=conflict_every, journal=journal_path
+            port=port,
+            log_dir=log_dir,
+            conflict_every=conflict_every,
+            journal=journal_path,
+            pod_binding=pod_binding,
         ) as running:
             kubelet = Kubelet(
                 running.url,

@@ -348,3 +348,24 @@ def test_a_command_that_is_not_there_fails_the_pod_with_a_start_error(client: Cl
     assert terminated is not None
     assert (terminated.exitCode, terminated.reason) == (128, "StartError")
     assert terminated.message == 'exec: "no-such-program": executable file not found in $PATH'
+
+
+def test_the_scheduler_binds_through_pods_binding_so_the_api_shows_the_node(
+    client: Client,
+) -> None:
+    client.create(_pod("placed", ["true"], node="node-2"))
+    pod = _phase(client, "placed", "Succeeded")
+    assert pod.spec is not None and pod.spec.nodeName == "node-2"
+
+
+def test_without_pods_binding_the_kubelet_still_runs_the_pod_where_it_chose(
+    tmp_path: Path,
+) -> None:
+    with standin_cluster(2, tmp_path, network="host", pod_binding=False) as c:
+        client = Client(KubeConfig.from_file(c.kubeconfig))
+        env = [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+        client.create(_pod("kept", ["sh", "-c", "echo $NODE"], node="node-2",
+                           container={"env": env}))  # fmt: skip
+        pod = _phase(client, "kept", "Succeeded")
+        assert pod.spec is not None and not pod.spec.nodeName  # the API could not be told
+        assert _log(client, "kept") == "node-2\n"
