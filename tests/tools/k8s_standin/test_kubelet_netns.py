@@ -72,7 +72,8 @@ def test_a_cluster_whose_process_died_is_reaped_by_the_next_one() -> None:
     stale = f"gk{dead.pid}x0-hub"
     subprocess.run(["ip", "netns", "add", stale], check=True)
     try:
-        assert stale in node_netns.reap_stale()
+        # Another worker's new cluster may reap it first: either way it is gone after this.
+        node_netns.reap_stale()
         assert stale not in node_netns.namespaces()
     finally:
         subprocess.run(["ip", "netns", "delete", stale], capture_output=True, check=False)
