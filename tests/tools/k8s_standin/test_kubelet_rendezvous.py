@@ -177,3 +177,43 @@ def test_a_running_pod_resolves_a_peer_that_appeared_after_it_started(tmp_path: 
         assert _finished(client, "asker") == "Succeeded"
         said = "".join(client.log("asker", namespace="default"))
         assert said == f"{cluster.addresses['node-1']}\n"
+
+
+ROOT = """
+import socket
+s = socket.create_server(("0.0.0.0", 9000))
+for _ in range(2):
+    c, (peer, _) = s.accept()
+    print(peer, c.recv(64).decode()); c.close()
+"""
+RANK = """
+import os, socket, time
+for _ in range(1200):
+    try:
+        c = socket.create_connection((os.environ["ROOT_HOST"], 9000), timeout=5); break
+    except OSError:
+        time.sleep(0.05)
+c.sendall(("rank " + os.environ["RANK"] + " on " + os.environ["NODE"]).encode())
+"""
+
+
+def test_group_ranks_on_three_nodes_all_reach_rank_0_by_name(tmp_path: Path) -> None:
+    with standin_cluster(3, tmp_path) as cluster:
+        client = Client(KubeConfig.from_file(cluster.kubeconfig))
+        client.create(Service.from_dict({
+            "metadata": {"name": "r1-rdv", "namespace": "default"},
+            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                     "selector": {"rdv": "r1"}},
+        }))  # fmt: skip
+        client.create(_pod("rank-0", "rank-0", "node-1", ROOT, {}))
+        root = rendezvous_address("default", "r1-rdv", "rank-0")
+        for rank in (1, 2):
+            env = {"ROOT_HOST": root, "RANK": str(rank)}
+            client.create(_pod(f"rank-{rank}", f"rank-{rank}", f"node-{rank + 1}", RANK, env))
+        for name in ("rank-1", "rank-2", "rank-0"):
+            assert _finished(client, name) == "Succeeded", name
+        heard = sorted("".join(client.log("rank-0", namespace="default")).splitlines())
+        assert heard == [
+            f"{cluster.addresses['node-2']} rank 1 on node-2",
+            f"{cluster.addresses['node-3']} rank 2 on node-3",
+        ]
