@@ -60,9 +60,11 @@ from pathlib import Path
 from typing import Any
 
 from glimmer.backends.common.clock import SubstrateClock
+from glimmer.backends.common.field_refs import FieldRefError
 from glimmer.backends.common.files import locked, write_atomically, write_json
 from glimmer.backends.common.specs import RecordSpecs, spec_to_json
 from glimmer.backends.slurm.commands import Slurm, SlurmCommandError, records
+from glimmer.backends.slurm.job_env import NodeHosts, role_node, runner_env
 from glimmer.backends.slurm.job_files import JobDir, JobFiles
 from glimmer.backends.slurm.job_script import (
     Job,
@@ -109,7 +111,7 @@ POLL = 0.1
 # The reason squeue gives a job whose node is drained or down (ReqNodeNotAvail, UnavailableNodes:..)
 NODE_NOT_AVAILABLE = "ReqNodeNotAvail"
 NAMES_PER_CALL = 1024  # job names per squeue call: about 64 KiB of names at most
-PARENT_ENV = ("PATH", "HOME", "LANG")  # what a runner inherits from glimmer's environment
+UNRESOLVED_FIELD_REF = "FieldRefUnresolved"  # a valueFrom Slurm knows and cannot answer (§8.2)
 # Re-exported: what callers and tests know this module for.
 __all__ = ["Doors", "NoDoors", "SlurmJobs", "refusal", "role_node"]
 
@@ -140,7 +142,7 @@ class SlurmJobs:
         self.doors: Doors = doors if doors is not None else NoDoors()
         self.allocation_wait = allocation_wait
         self.stop_wait = stop_wait
-        self._hostnames: dict[str, str] = {}
+        self.hosts = NodeHosts(slurm)
         self._specs = RecordSpecs()
         self._queued: dict[tuple[str, str], ExecutionSpec] = {}  # (namespace, name) -> spec
 
@@ -157,27 +159,11 @@ class SlurmJobs:
         return [*self.runner_command, spec.kind, *spec.args]
 
     def env(self, spec: ExecutionSpec) -> dict[str, str]:
-        """The runner's environment: PATH, HOME and LANG from glimmer's own where the spec sets
-        none of them, then the spec's, the rendezvous address resolved to the peer's host."""
-        env = {name: os.environ[name] for name in PARENT_ENV if name in os.environ}
-        env.update(dict(spec.env))
-        seat = spec.seat
-        if seat is not None and seat.address_env:
-            node = role_node(spec, seat.peer_role)
-            if node is not None:
-                env[seat.address_env] = self.hostname(node)
-        return env
-
-    def hostname(self, node: str) -> str:
-        """The host name a node is reached at (Slurm's NodeHostname), asked once per node."""
-        if node not in self._hostnames:
-            found = records(self.slurm.run("scontrol", "show", "node", "-o", node))
-            name = found[0].get("NodeHostname", "") if found else ""
-            self._hostnames[node] = name if name and name != "(null)" else node
-        return self._hostnames[node]
+        """The runner's environment (:func:`.job_env.runner_env`; raises ``FieldRefError``)."""
+        return runner_env(spec, self.hosts)
 
     def job(self, spec: ExecutionSpec, reservation: str | None = None) -> Job:
-        """The batch job of ``spec`` (raises :class:`ProbeUnsupported`)."""
+        """The batch job of ``spec`` (raises :class:`ProbeUnsupported`, ``FieldRefError``)."""
         runner = spec.test_spec.runner
         return Job(
             name=spec.name,
@@ -212,9 +198,8 @@ class SlurmJobs:
                 record = {"spec": spec_to_json(spec), "created_at": host_now().isoformat()}
                 try:
                     job = self.job(spec)
-                except ProbeUnsupported as e:
-                    ended = refused_end(host_now(), PROBE_UNSUPPORTED, str(e))
-                    write_json(files.record, {**record, "ended": ended})
+                except (ProbeUnsupported, FieldRefError) as e:
+                    write_json(files.record, {**record, "ended": _cannot_run(e)})
                     return
                 record["probe"] = job.probe is not None
                 write_json(files.record, record)  # the intent, before anything is submitted
@@ -269,7 +254,11 @@ class SlurmJobs:
                 continue
             if in_flight(record, self.slurm.timeout):
                 continue  # an sbatch of a process that died may still land: not a second one
-            job = self.job(spec)
+            try:
+                job = self.job(spec)
+            except FieldRefError as e:  # the node's address stopped resolving meanwhile
+                write_json(files.record, {**record, "ended": _cannot_run(e)})
+                continue
             write_atomically(files.script, render(job))
             files.script.chmod(0o755)
             due.append((spec, files, record, job))
@@ -560,20 +549,6 @@ class SlurmJobs:
         return f"{role}.{rendezvous}"
 
 
-def role_node(spec: ExecutionSpec, role: str) -> str | None:
-    """The node ``role`` of the spec's unit runs on: a Pair's server the unit's first node, its
-    client the second, Group rank i the i-th (engine/pair_unit.py, group_unit.py)."""
-    nodes = spec.unit_nodes
-    index: int | None = None
-    if role == "server":
-        index = 0
-    elif role == "client":
-        index = 1
-    elif role.startswith("rank-") and role[5:].isdigit():
-        index = int(role[5:])
-    return nodes[index] if index is not None and index < len(nodes) else None
-
-
 def _ours(rows: Sequence[QueueRow], files: JobFiles) -> list[QueueRow]:
     """The jobs among ``rows`` (the execution's name and run uid) that run ITS script: a job
     is adopted by name only then, so another state directory submitting the same run (a copy,
@@ -586,6 +561,12 @@ def _ours(rows: Sequence[QueueRow], files: JobFiles) -> list[QueueRow]:
 
 def _newest(rows: Sequence[QueueRow]) -> QueueRow | None:
     return max(rows, key=lambda r: int(r.job_id)) if rows else None
+
+
+def _cannot_run(e: Exception) -> dict[str, Any]:
+    """The end of an execution that cannot run as asked: an Error attempt, never a pass."""
+    reason = UNRESOLVED_FIELD_REF if isinstance(e, FieldRefError) else PROBE_UNSUPPORTED
+    return refused_end(host_now(), reason, str(e))
 
 
 def _owner(spec: ExecutionSpec) -> str:
