@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 GLIMMER_CRDS = REPO / "deploy" / "crds"
 JSON = "application/json"
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_BODY_BYTES = 3 * 1024 * 1024  # the API server's limit on a request body
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,9 @@ class StandInAPI(kmock.KubernetesEmulator):
     # --- the entry point aiohttp calls -----------------------------------------------------
 
     async def __call__(self, request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        if (request.content_length or 0) > MAX_BODY_BYTES:
+            too_big = errors.APIError(413, "RequestEntityTooLarge", "the request is too large")
+            return _json(too_big.status(), 413)
         body = await request.read()
         entry: dict[str, Any] = {
             "method": request.method,
@@ -498,7 +502,17 @@ async def running_api(
         graceful_pod_deletion=graceful_pod_deletion,
         pod_binding=pod_binding,
     )
-    server = aiohttp.web.Server(api, access_log=None)
+    loop = asyncio.get_running_loop()
+
+    def request_factory(
+        message: Any, payload: Any, protocol: Any, writer: Any, task: Any
+    ) -> aiohttp.web.BaseRequest:
+        # aiohttp's own limit (1 MiB) is below the API server's; MAX_BODY_BYTES decides.
+        return aiohttp.web.BaseRequest(
+            message, payload, protocol, writer, task, loop, client_max_size=MAX_BODY_BYTES + 1
+        )
+
+    server = aiohttp.web.Server(api, request_factory=request_factory, access_log=None)
     runner = aiohttp.web.ServerRunner(server, shutdown_timeout=1.0, handle_signals=False)
     await runner.setup()
     site = aiohttp.web.TCPSite(runner, host, port, reuse_address=True)

@@ -22,7 +22,7 @@ ObjKey = tuple[str, str]  # (namespace or "", name)
 
 # Events kept per resource type for resuming watches; an older resourceVersion gets 410 Gone,
 # which kopf and kubectl answer by listing again, as against a real API server.
-HISTORY = 50_000
+HISTORY = 10_000
 
 
 @dataclass(frozen=True)

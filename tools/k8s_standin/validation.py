@@ -11,6 +11,8 @@
   ``thresholds: null``) — except under ``.status``, where it is refused (422): a deliberate
   departure, because a controller sending such nulls is the bug the operator's tests exist to
   catch, and pruning would hide it from a check of the stored status.
+- A ConfigMap or Secret: string data of at most 1 MiB in all; annotations of every object at
+  most 256 KiB — the API server's limits, which a ConfigMap sink's rollover must respect.
 - A Pod: the subset of the Pod schema in ``pod_schema.py`` (types of every field a runner pod
   uses, nulls refused, enums, names of containers, ports, env).
 Failures are 422 Invalid naming each offending field path, e.g. ``status.results[0].verdict``.
@@ -115,6 +117,44 @@ def apply_defaults(value: Any, schema: Mapping[str, Any]) -> Any:
     return value
 
 
+# The API server's size limits a sink writing ConfigMaps must stay under.
+MAX_DATA_BYTES = 1024 * 1024
+MAX_ANNOTATION_BYTES = 256 * 1024
+
+
+def _check_data(obj: Obj) -> list[errors.Cause]:
+    """A ConfigMap's (or Secret's) data: string values, and at most 1 MiB together."""
+    causes, total = [], 0
+    for section in ("data", "binaryData", "stringData"):
+        mapping = obj.get(section)
+        if mapping is None:
+            continue
+        if not isinstance(mapping, dict):
+            causes.append(
+                errors.Cause(
+                    section, f"Invalid value: {json.dumps(mapping)[:80]}: must be a map of strings"
+                )
+            )
+            continue
+        for key, value in mapping.items():
+            if not isinstance(value, str):
+                causes.append(
+                    errors.Cause(
+                        f"{section}[{key}]",
+                        f"Invalid value: {json.dumps(value)[:80]}: must be a string",
+                    )
+                )
+            else:
+                total += len(key) + len(value.encode())
+    if total > MAX_DATA_BYTES:
+        causes.append(
+            errors.Cause(
+                "[]", f"Too long: must have at most {MAX_DATA_BYTES} bytes", "FieldValueTooLong"
+            )
+        )
+    return causes
+
+
 def _check_metadata(rtype: ResourceType, obj: Obj) -> list[errors.Cause]:
     md = obj.get("metadata")
     if not isinstance(md, dict):
@@ -172,6 +212,17 @@ def _check_metadata(rtype: ResourceType, obj: Obj) -> list[errors.Cause]:
                         f"Invalid value: {json.dumps(value)}: {_LABEL_VALUE}",
                     )
                 )
+    annotations = md.get("annotations")
+    if isinstance(annotations, dict):
+        size = sum(len(str(k)) + len(str(v).encode()) for k, v in annotations.items())
+        if size > MAX_ANNOTATION_BYTES:
+            causes.append(
+                errors.Cause(
+                    "metadata.annotations",
+                    f"Too long: must have at most {MAX_ANNOTATION_BYTES} bytes",
+                    "FieldValueTooLong",
+                )
+            )
     for section in ("finalizers",):
         items = md.get(section)
         if items is not None and (
@@ -268,6 +319,8 @@ class Validator:
                 causes += [errors.Cause(path, message) for path, message in found]
         elif rtype.key == ("", "pods"):
             causes += _problems(obj, POD_SCHEMA, "")
+        elif rtype.key in (("", "configmaps"), ("", "secrets")):
+            causes += _check_data(obj)
         if causes:
             md = obj.get("metadata")
             name = md.get("name", "") if isinstance(md, dict) else ""

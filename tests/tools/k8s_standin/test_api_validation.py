@@ -128,3 +128,26 @@ def test_a_null_in_the_spec_is_pruned_then_defaulted_as_the_api_server_does(
     stored = http.post(RUNS, json=body).json()
     assert stored["spec"]["maxConcurrentNodes"] == 1  # the CRD's default replaces the null
     assert "nodeSelector" not in stored["spec"]["target"]
+
+
+def test_a_configmap_over_one_mebibyte_is_refused_and_one_under_it_kept(http: httpx.Client) -> None:
+    path = "/api/v1/namespaces/default/configmaps"
+    near = {"metadata": {"name": "near"}, "data": {"results": "x" * (1024 * 1024 - 100)}}
+    assert http.post(path, json=near).status_code == 201
+    over = {"metadata": {"name": "over"}, "data": {"results": "x" * (1024 * 1024 + 1)}}
+    r = http.post(path, json=over)
+    assert causes(r) == ["[]"]
+    assert "Too long: must have at most 1048576 bytes" in r.json()["message"]
+
+
+def test_a_configmap_value_must_be_a_string(http: httpx.Client) -> None:
+    r = http.post(
+        "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}, "data": {"n": 1}}
+    )
+    assert causes(r) == ["data[n]"]
+
+
+def test_a_request_body_over_three_mebibytes_is_413(http: httpx.Client) -> None:
+    huge = {"metadata": {"name": "huge"}, "data": {"results": "x" * (3 * 1024 * 1024 + 1)}}
+    r = http.post("/api/v1/namespaces/default/configmaps", json=huge)
+    assert (r.status_code, r.json()["reason"]) == (413, "RequestEntityTooLarge")
