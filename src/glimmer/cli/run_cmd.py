@@ -23,6 +23,7 @@ from glimmer.api.dump import dump_json
 from glimmer.api.run import BurnInRun
 from glimmer.backends.common.registry import SIM, entry
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
+from glimmer.cli.kube_options import ContextOpt, KubeconfigOpt, NamespaceOpt
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
 from glimmer.cli.progress_view import ProgressView
@@ -337,8 +338,9 @@ def run(
     backend: Annotated[
         str,
         typer.Option(
-            help="Where to run: sim (the simulated fleet), local (this host) or slurm (a Slurm "
-            "cluster's nodes, one batch job per execution)."
+            help="Where to run: sim (the simulated fleet), local (this host), slurm (a Slurm "
+            "cluster's nodes, one batch job per execution) or kubernetes (a cluster whose "
+            "operator runs it: the run is submitted and followed)."
         ),
     ] = "sim",
     node: Annotated[
@@ -470,6 +472,9 @@ def run(
             "(default: the one beside this glimmer, for an install the nodes share).",
         ),
     ] = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
 ) -> None:
     """Run a burn-in profile on the simulated fleet, this host or a Slurm cluster and settle
     its verdict.
@@ -490,12 +495,15 @@ def run(
         seed=seed,
         pairs=pairs,
     )
-    for slurm_flag, given in (
-        ("--slurm-partition", slurm_partition),
-        ("--runner-path", runner_path),
+    for flag_name, given, only in (
+        ("--slurm-partition", slurm_partition, "slurm"),
+        ("--runner-path", runner_path, "slurm"),
+        ("--kubeconfig", kubeconfig, "kubernetes"),
+        ("--context", context, "kubernetes"),
+        ("--namespace", namespace, "kubernetes"),
     ):
-        if given is not None and backend != "slurm":
-            raise InputError(f"{slurm_flag}: only with --backend slurm")
+        if given is not None and backend != only:
+            raise InputError(f"{flag_name}: only with --backend {only}")
     if backend == "local":
         from glimmer.cli import local_main
         from glimmer.cli.local_run import LocalFlags, refuse_sim_flags
@@ -532,6 +540,22 @@ def run(
     for flag, value in local_only:
         if value is not None:
             raise InputError(f"{flag}: only with --backend local (a host's own half or results)")
+    if backend == "kubernetes":
+        from glimmer.cli import kube_run
+
+        kube_run.refuse_flags(_sim_only(flags), node, state_dir, sink_flags)
+        kube = kube_run.KubeFlags(
+            flags.files,
+            profile,
+            nodes,
+            max_concurrent,
+            kubeconfig,
+            context,
+            namespace or "default",
+            force,
+        )
+        json_out = output is RunOutput.JSON
+        raise typer.Exit(kube_run.main(kube, json_out=json_out, dry=dry, report=report))
     if backend == "slurm":
         from glimmer.cli import slurm_run
 

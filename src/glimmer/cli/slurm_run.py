@@ -18,7 +18,6 @@ node and its reason — nothing is submitted and nothing drained, and the node k
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,12 +33,12 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.backends.common.registry import SLURM
+from glimmer.cli.cluster_run import run_name, run_object, targets_of
 from glimmer.cli.local_run import ResultLines, start_or_resume
 from glimmer.cli.output import console, print_json
 from glimmer.cli.plan_view import plan_json, render_plan
 from glimmer.cli.run_finish import report_to, show_final
 from glimmer.cli.run_inputs import (
-    API_VERSION,
     NAMESPACE,
     RUN_KINDS,
     SinkFlags,
@@ -58,7 +57,6 @@ from glimmer.sinks.sinkset import SinkSet
 
 SLURM_PROFILE = "host"  # what --backend slurm runs when no profile is named
 POLL_SECONDS = 1.0  # at most this long between passes: jobs end without telling glimmer
-MAX_DEFAULT_CAP = 64  # the default --max-concurrent: every target, up to this many
 SHARED = "a folder on a filesystem the nodes share (job scripts and output files live there)"
 
 
@@ -132,55 +130,6 @@ def _cluster_nodes(backend: Any) -> list[Any]:
         raise InputError(f"--backend slurm: the cluster does not answer: {e}") from None
 
 
-def _targets(flags: SlurmFlags, written: BurnInRun | None, known: list[Any]) -> list[str]:
-    if flags.nodes is not None:
-        names = [n.strip() for n in flags.nodes.split(",") if n.strip()]
-        if not names:
-            raise InputError("--nodes: names no node")
-        return names
-    if written is not None and written.spec.target.node_names:
-        return list(written.spec.target.node_names)
-    if written is not None and written.spec.target.node_selector:
-        selector = written.spec.target.node_selector
-        return [n.name for n in known if all(n.labels.get(k) == v for k, v in selector.items())]
-    return [n.name for n in known]
-
-
-def _run_name(ref: str, partition: str | None, targets: list[str]) -> str:
-    # The same command names the same run, so running it again resumes it; other targets or
-    # another partition name another run.
-    digest = hashlib.sha256("\0".join([partition or "", *targets]).encode()).hexdigest()[:8]
-    return f"{ref}-slurm-{digest}"
-
-
-def _run_object(
-    flags: SlurmFlags, written: BurnInRun | None, ref: str, targets: list[str]
-) -> BurnInRun:
-    spec: dict[str, Any] = (
-        written.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-        if written is not None
-        else {}
-    )
-    spec["profileRef"] = ref
-    if flags.nodes is not None or written is None:
-        spec["target"] = {"nodeNames": targets}
-    if flags.max_concurrent is not None:
-        spec["maxConcurrentNodes"] = flags.max_concurrent
-    elif written is None:
-        spec["maxConcurrentNodes"] = max(1, min(len(targets), MAX_DEFAULT_CAP))
-    if flags.force:
-        spec["force"] = True
-    name = written.name if written is not None else _run_name(ref, flags.partition, targets)
-    return BurnInRun.model_validate(
-        {
-            "apiVersion": API_VERSION,
-            "kind": "BurnInRun",
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": spec,
-        }
-    )
-
-
 def prepare(
     flags: SlurmFlags, make_sinks: Callable[[tuple[BurnInSink, ...]], SinkSet | None]
 ) -> SlurmRun:
@@ -215,7 +164,7 @@ def prepare(
     known = _cluster_nodes(backend)
     if flags.partition is not None and not known:
         raise InputError(f"--slurm-partition {flags.partition}: no node of the cluster is in it")
-    targets = _targets(flags, written, known)
+    targets = targets_of(flags.nodes, written, known)
     if not targets:
         raise InputError("--nodes: no node of the cluster matches the run's target")
     names = {n.name for n in known}
@@ -231,7 +180,17 @@ def prepare(
             + " (resume a node with `scontrol update nodename=N state=resume` once it is fit "
             "to test, or leave it out with --nodes)"
         )
-    run = _run_object(flags, written, ref, targets)
+    name = run_name(ref, "slurm", flags.partition, targets)
+    run = run_object(
+        written,
+        ref,
+        targets,
+        name,
+        namespace=NAMESPACE,
+        nodes_given=flags.nodes is not None,
+        max_concurrent=flags.max_concurrent,
+        force=flags.force,
+    )
     nodes = [NodeInfo(name=n.name, labels=n.labels) for n in known]
     started = runs[0][1].locate() if runs else Location()
     check_startable(run, profiles.get(ref), tests, nodes, started, datetime.now(UTC))

@@ -1,5 +1,5 @@
 """``--backend NAME`` maps to a factory (backends/common/registry.py): sim builds the simulator
-over a fleet twin, the planned substrates answer "not available yet", and the CLI reaches the
+over a fleet twin, a planned substrate would answer "not available yet", and the CLI reaches the
 simulator only through the registry's sim entry."""
 
 from __future__ import annotations
@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from glimmer.backends.common.registry import REGISTRY, SIM, FleetSim, SimBackend, entry, names
+from glimmer.backends.common import registry
+from glimmer.backends.common.registry import (
+    REGISTRY,
+    SIM,
+    Entry,
+    FleetSim,
+    SimBackend,
+    entry,
+    names,
+)
 from glimmer.errors import InputError
 from glimmer.fleet.faultspec import parse_faults
 from glimmer.fleet.load import load_topology
@@ -17,20 +26,25 @@ from glimmer.fleet.load import load_topology
 CLI = Path(__file__).resolve().parents[3] / "src" / "glimmer" / "cli"
 
 
-def test_sim_local_and_slurm_are_available_and_sim_builds_a_simulator_over_the_twin() -> None:
-    assert names(available=True) == ["sim", "local", "slurm"]
+def test_every_substrate_is_available_and_sim_builds_a_simulator_over_the_twin() -> None:
+    assert names(available=True) == ["sim", "local", "kubernetes", "slurm"]
     topo = load_topology("ai-factory")
     backend = entry("sim").factory(FleetSim(topo, []), seed=3)  # type: ignore[misc]
     assert isinstance(backend, SimBackend)
     assert sorted(backend.nodes) == sorted(n.name for n in SIM.nodes(topo))
 
 
-def test_a_planned_substrate_is_known_but_not_available_yet_naming_those_that_run() -> None:
-    assert "kubernetes" in REGISTRY and not REGISTRY["kubernetes"].available
+def test_a_planned_substrate_is_known_but_not_available_yet_naming_those_that_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    planned = {**REGISTRY, "nomad": Entry("nomad", "a Nomad cluster")}
+    monkeypatch.setattr(registry, "REGISTRY", planned)
+    assert not planned["nomad"].available
     with pytest.raises(
-        InputError, match=r"not available yet: 'sim' .* and 'local' .* run today, as does 'slurm'"
+        InputError,
+        match=r"--backend nomad: not available yet \(available: sim, local, kubernetes, slurm\)",
     ):
-        entry("kubernetes")
+        entry("nomad")
 
 
 def test_an_unknown_backend_names_every_known_one() -> None:

@@ -359,7 +359,9 @@ class Entry:
 REGISTRY: Mapping[str, Entry] = {
     "sim": Entry("sim", "the built-in simulated fleet", SIM.backend),
     "local": Entry("local", "this host: the runner programs as processes", LOCAL.backend),
-    "kubernetes": Entry("kubernetes", "a Kubernetes cluster"),
+    "kubernetes": Entry(
+        "kubernetes", "a Kubernetes cluster: one runner pod per execution", KUBERNETES.backend
+    ),
     "slurm": Entry("slurm", "a Slurm cluster: one batch job per execution", SLURM.backend),
 }
 
@@ -382,8 +384,5 @@ def entry(name: str) -> Entry:
 
 
 def _not_yet(name: str) -> Entry:
-    raise InputError(
-        f"--backend {name}: not available yet: 'sim' (the built-in simulated fleet) and "
-        "'local' (this host) run today, as does 'slurm' (a Slurm cluster); the Kubernetes "
-        "backend is planned"
-    )
+    running = ", ".join(names(available=True))
+    raise InputError(f"--backend {name}: not available yet (available: {running})")
