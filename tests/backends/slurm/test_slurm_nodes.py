@@ -15,6 +15,7 @@ from glimmer.backends.slurm.nodes import SlurmNodes
 from glimmer.backends.slurm.stamp import Stamp, decode, encode
 from glimmer.engine.backend import NotFound
 from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, PRIOR_UNSCHEDULABLE
+from tests.backends.slurm.counting_slurm import CountingSlurm
 from tests.slurm_cluster import SlurmCluster
 
 OWNER = "default/host-n1/uid-1"
@@ -64,6 +65,20 @@ def test_a_stamp_before_the_cordon_lives_in_the_file_and_leaves_the_node_schedul
     released = nodes.update_node(node, unschedulable=False, annotations=dict.fromkeys(STAMP))
     assert dict(released.annotations) == {} and not released.unschedulable
     assert not (tmp_path / "state" / "nodes" / f"{node}.json").exists()
+
+
+def test_a_stamp_written_ahead_of_its_cordon_asks_slurm_for_one_read_and_nothing_else(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    slurm = CountingSlurm(env=slurm_cluster.slurm.env, timeout=slurm_cluster.slurm.timeout)
+    nodes = SlurmNodes(tmp_path / "state", slurm, partition=slurm_cluster.partition)
+    node = slurm_cluster.nodes[2]
+    stamped = nodes.update_node(node, annotations=STAMP)
+    assert slurm.calls == [("scontrol", "show", "node", "-o", node)]
+    assert not stamped.unschedulable and dict(stamped.annotations) == STAMP
+    assert nodes.get_node(node) == stamped
+    released = nodes.update_node(node, annotations=dict.fromkeys(STAMP))
+    assert dict(released.annotations) == {} and slurm.asked("scontrol", "update") == []
 
 
 def test_a_cordon_drains_the_node_with_our_stamp_and_reserves_it_and_release_gives_both_back(

@@ -6,24 +6,22 @@ only while an engine pass is under way."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from glimmer.backends.common.clock import HostClock
 from glimmer.backends.slurm.backend import SlurmBackend
-from glimmer.backends.slurm.commands import Slurm
 from glimmer.backends.slurm.job_submit import rounds
 from glimmer.backends.slurm.jobs import SlurmJobs
 from glimmer.backends.slurm.nodes import SlurmNodes
 from glimmer.backends.slurm.stamp import Stamp, decode
 from glimmer.engine.backend import ExecPhase, Execution
 from glimmer.engine.keys import CORDON_OWNER, HEAT_EXPECTED, PRIOR_UNSCHEDULABLE
+from tests.backends.slurm.counting_slurm import CountingSlurm
 from tests.backends.slurm.slurm_job_specs import NAMESPACE, RUN, UID, n, spec
 from tests.slurm_cluster import SlurmCluster
 
@@ -31,21 +29,6 @@ OWNER = f"{NAMESPACE}/{RUN}/{UID}"
 STAMP = {CORDON_OWNER: OWNER, PRIOR_UNSCHEDULABLE: "false"}
 HEAT = {HEAT_EXPECTED: f"{OWNER}/2026-12-02T00:00:00Z"}
 WAIT = 30.0
-
-
-@dataclasses.dataclass(frozen=True)
-class CountingSlurm(Slurm):
-    """The cluster's Slurm, keeping every command it was asked to run."""
-
-    calls: list[tuple[str, ...]] = dataclasses.field(default_factory=list)
-
-    def call(self, *argv: str, input: str | None = None, check: bool = True) -> Any:
-        self.calls.append(argv)
-        return super().call(*argv, input=input, check=check)
-
-    def asked(self, *start: str) -> list[tuple[str, ...]]:
-        """The calls whose words begin with ``start``."""
-        return [c for c in self.calls if c[: len(start)] == start]
 
 
 @pytest.fixture

@@ -211,35 +211,43 @@ class SlurmNodes:
             record = {"cordoned": cordoned, "annotations": new}
             if cordoned:
                 write_json(self._path(name), record)
-            self._apply(node, cordoned, new)
+            asked = self._apply(node, cordoned, new)
             if not cordoned:
                 self._forget(name, new)
-            fresh = self.read(name)
+            # Slurm asked nothing (a stamp written ahead of its cordon): the read of a moment
+            # ago, under this lock, is Slurm's state still; only the file changed.
+            fresh = self.read(name) if asked else self._node(node.record)
             if fresh is None:
                 raise NotFound(f"node {name} not found in Slurm")
             return self.view(fresh)
 
-    def _apply(self, node: SlurmNode, cordoned: bool, annotations: Mapping[str, str]) -> None:
+    def _apply(self, node: SlurmNode, cordoned: bool, annotations: Mapping[str, str]) -> bool:
         """Make Slurm match this store's record: reservation and drain when cordoned for a
         run, a drain alone when cordoned for none, neither otherwise. A foreign drain is left
-        exactly as it is."""
+        exactly as it is. Whether Slurm was asked to change anything."""
         name = node.name
+        asked = False
         if cordoned and annotations.get(CORDON_OWNER):
             self._reserve(name)
+            asked = True
         elif node.cordoned or node.ours(self.store):
             # A reservation of ours exists only while the file claims the cordon (written
             # before the reservation, cleared after its deletion) or, the file lost, while the
             # node carries our stamp: a stamp written ahead of a cordon asks nothing of Slurm.
             # A stray one (killed between the two) is the reaper's.
             self._unreserve(name)
+            asked = True
         if node.foreign_drain(self.store):
-            return
+            return asked
         if cordoned:
             reason = encode(Stamp(self.store, stamped(annotations)))
             if not node.ours(self.store) or node.reason != reason:
                 self._drain(name, reason)
+                asked = True
         elif node.ours(self.store):
             self._resume(name)
+            asked = True
+        return asked
 
     def _forget(self, name: str, annotations: Mapping[str, str]) -> None:
         if annotations:
