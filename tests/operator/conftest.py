@@ -33,6 +33,7 @@ NODES = "/api/v1/nodes"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TERMINAL = {"Passed", "Failed", "Error", "Cancelled"}
 STAMP_KEY = "burnin.glimmer.ai/"
+STARTED = "glimmer operator "  # the operator's first log line: "glimmer operator <id> starting"
 
 # The built-in host profile's tests, cut short: the same kinds, gates and runners, seconds
 # instead of minutes (a namespace's test of a built-in's name wins over the built-in).
@@ -114,20 +115,33 @@ class Operator:
     def __init__(self, cluster: StandInCluster, *args: str, name: str = "operator") -> None:
         self.cluster = cluster
         self.args = list(args) or ["--standalone", "--namespace", NS]
-        self.log = cluster.root / f"{name}.log"
+        self.name = name
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
+    @property
+    def log(self) -> Path:
+        """This start's output (each start has its own)."""
+        return self.cluster.root / f"{self.name}.{self.starts}.log"
+
     def start(self) -> Operator:
         env = {**os.environ, "KUBECONFIG": str(self.cluster.kubeconfig), "PYTHONUNBUFFERED": "1"}
+        self.starts += 1
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "glimmer.operator", "run",
                  "--kubeconfig", str(self.cluster.kubeconfig), *self.args],
                 stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO,
             )  # fmt: skip
-        self.starts += 1
         return self
+
+    def wait_started(self) -> None:
+        """Until the operator has logged its start (its SIGTERM handler is in place by then)."""
+        proc = self.proc
+        eventually(
+            lambda: proc is None or proc.poll() is not None or STARTED in self.output(),
+            f"{self.name} started",
+        )
 
     def kill(self) -> None:
         """SIGKILL: no goodbye, no cleanup — as an OOM kill or a node loss."""
@@ -140,6 +154,7 @@ class Operator:
         """SIGTERM and wait: the exit code (None if it was not running)."""
         if self.proc is None:
             return None
+        self.wait_started()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:

@@ -5,6 +5,7 @@ missing ``k8s`` extra, naming how to install it."""
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -21,7 +22,14 @@ def missing_extra() -> list[str]:
     return [m for m in ("kopf", "lightkube") if importlib.util.find_spec(m) is None]
 
 
+def _exit_on_term(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    # SIGTERM before kopf has installed its own handlers (while importing and connecting) is
+    # a clean stop too; kopf replaces this handler once its loop runs.
+    signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         options = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as e:

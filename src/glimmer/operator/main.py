@@ -18,6 +18,7 @@ from glimmer.operator.registry import build_registry
 from glimmer.operator.settings import operator_settings
 
 log = logging.getLogger("glimmer.operator")
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "kopf.objects")
 
 ClusterKopfPeering = create_global_resource(
     "kopf.dev", "v1", "ClusterKopfPeering", "clusterkopfpeerings"
@@ -46,6 +47,8 @@ def run(options: OperatorOptions) -> None:
         # kopf's login reads $KUBECONFIG; the backend is given the path itself.
         os.environ["KUBECONFIG"] = str(options.kubeconfig)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    for noisy in QUIET_LOGGERS:  # a line per request or per event: only their warnings
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     context = OperatorContext.connect(options.kubeconfig, options.namespace)
     if not options.standalone:
         ensure_peering(options)
