@@ -202,3 +202,12 @@ def test_kubectl_get_events_and_get_all_show_their_columns(
         "started",
     ]
     assert "pod/runner" in ok(kubectl("get", "all"))
+
+
+def test_kubectl_applies_the_operator_manifests_and_again_unchanged(bare_api: K8sAPI) -> None:
+    manifests = str(REPO / "deploy" / "operator")
+    first = ok(run_kubectl(bare_api, "apply", "-f", manifests)).splitlines()
+    assert first and all(line.endswith("created") for line in first)
+    again = ok(run_kubectl(bare_api, "apply", "-f", manifests)).splitlines()
+    assert len(again) == len(first)
+    assert all(line.endswith("unchanged") for line in again)

@@ -95,3 +95,34 @@ def test_creating_the_same_name_twice_is_409_already_exists(k8s_api: K8sAPI) -> 
         kc.create(BurnInRun(run_body()))
     assert caught.value.status.code == 409
     assert caught.value.status.reason == "AlreadyExists"
+
+
+def test_lightkube_replace_and_server_side_apply(k8s_api: K8sAPI) -> None:
+    kc = client(k8s_api)
+    created = kc.create(BurnInRun(run_body()))
+    created.spec["suspend"] = True
+    replaced = kc.replace(created)
+    assert replaced.spec["suspend"] is True
+    applied = kc.apply(BurnInRun(run_body("applied")), field_manager="glimmer-test")
+    assert applied.metadata.uid
+    assert kc.get(BurnInRun, "applied", namespace="default").spec["profileRef"] == "host"
+
+
+def test_lightkube_watch_with_a_label_selector_from_a_resource_version(k8s_api: K8sAPI) -> None:
+    kc = client(k8s_api)
+    rv = kc.create(
+        Pod(metadata=ObjectMeta(name="before", labels={"run": "x"}), spec=_spec())
+    ).metadata.resourceVersion
+    kc.create(Pod(metadata=ObjectMeta(name="other", labels={"run": "y"}), spec=_spec()))
+    kc.create(Pod(metadata=ObjectMeta(name="after", labels={"run": "x"}), spec=_spec()))
+    kc.delete(Pod, "after", namespace="default")
+    seen = []
+    for kind, pod in kc.watch(Pod, namespace="default", labels={"run": "x"}, resource_version=rv):
+        seen.append((kind, pod.metadata.name))
+        if len(seen) == 2:
+            break
+    assert seen == [("ADDED", "after"), ("DELETED", "after")]
+
+
+def _spec() -> PodSpec:
+    return PodSpec(containers=[Container(name="runner", image="glimmer/runner:1")])
