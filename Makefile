@@ -8,7 +8,7 @@ SRC    := src tests bench tools
 # Two workers match the two cores of the CI machine.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install tools demo test lint typecheck imports pytest bench clean
+.PHONY: install tools demo demo-k8s test lint typecheck imports pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/glimmer demo
+
+# A whole BurnInRun on a Kubernetes cluster, watched with kubectl: the stand-in cluster
+# (tools/k8s-standin: an API server and a kubelet running pods as processes) and the operator
+# as a process (issue 16). About two minutes; removes what it starts.
+demo-k8s: $(STAMP)
+	tests/tools/ensure_kubectl.sh
+	$(BIN)/python -m tools.demo_k8s
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(SRC)
