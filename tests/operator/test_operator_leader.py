@@ -1,0 +1,78 @@
+"""Two operator replicas over one peering object: only the leader acts. The stand-in's
+journal tells the replicas apart by the User-Agent each sends (its peering identity): every
+write of the run, its pods and its nodes comes from one replica at a time, and when the leader
+stops the other takes over and finishes the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.operator.conftest import (
+    NS,
+    RUNS,
+    Operator,
+    apply_peering_crds,
+    apply_short_tests,
+    eventually,
+    journal,
+    run_body,
+    settled,
+)
+from tools.k8s_standin.cluster import StandInCluster
+
+PEERING = "glimmer-test"
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+PEERINGS = f"/apis/kopf.dev/v1/namespaces/{NS}/kopfpeerings/{PEERING}"
+
+
+def engine_requests(cluster: StandInCluster) -> list[dict[str, Any]]:
+    """The replicas' own requests (kopf's peering keep-alives and watches aside)."""
+    return [
+        e
+        for e in journal(cluster)
+        if e.get("user_agent", "").startswith("glimmer-operator/") and "kopf.dev" not in e["path"]
+    ]
+
+
+def peers(http: httpx.Client) -> dict[str, Any]:
+    found = http.get(PEERINGS)
+    return dict(found.json().get("status") or {}) if found.status_code == 200 else {}
+
+
+def test_of_two_replicas_only_the_leader_acts_and_the_other_takes_over_when_it_stops(
+    cluster: StandInCluster,
+    http: httpx.Client,
+    operators: Callable[..., Operator],
+    tmp_path: Path,
+) -> None:
+    apply_peering_crds(http)
+    apply_short_tests(http, tmp_path)
+    args = ("--peering", PEERING, "--namespace", NS)
+    first = operators(*args, name="first").start()
+    eventually(lambda: len(peers(http)) == 1, "the first replica in the peering object")
+    second = operators(*args, name="second").start()
+    eventually(lambda: len(peers(http)) == 2, "both replicas in the peering object")
+    assert http.post(RUNS, json=run_body("led", cluster.nodes[:2])).status_code == 201
+    # Let the leader get well into the run, then stop it: the other must finish it.
+    eventually(
+        lambda: sum(e["method"] in WRITES for e in engine_requests(cluster)) >= 6,
+        "the leader's first writes",
+    )
+    assert first.stop() == 0, first.output()
+    run = settled(http, "led")
+    assert second.stop() == 0, second.output()
+    assert run["status"]["phase"] in ("Passed", "Failed"), run["status"]
+
+    requests = engine_requests(cluster)
+    agents = [e["user_agent"] for e in requests]
+    leader, follower = agents[0], next(a for a in agents if a != agents[0])
+    # One replica at a time: all the first's requests, then all the second's — never mixed.
+    switch = agents.index(follower)
+    assert set(agents[:switch]) == {leader}
+    assert set(agents[switch:]) == {follower}
+    assert sum(e["method"] in WRITES for e in requests[:switch]) >= 6
+    assert any(e["method"] in WRITES for e in requests[switch:])
