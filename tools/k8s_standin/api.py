@@ -474,11 +474,27 @@ def _visible(event: Event, namespace: str | None, selector: Selector) -> list[tu
 
 @dataclass(frozen=True)
 class Running:
-    """A started stand-in: its URL and the handler (for ``preload_crds``; tests ask over HTTP)."""
+    """A started stand-in: its URL, its handler and the loop it serves on. Tests ask over HTTP;
+    ``preload_crds`` is the one direct call, safe from any thread."""
 
     url: str
     api: StandInAPI
     port: int
+    loop: asyncio.AbstractEventLoop
+
+    def preload_crds(self, folder: Path) -> list[str]:
+        """Register the CRDs of ``folder`` as if applied, on the server's own loop (the store and
+        its watchers' queues belong to that loop; another thread must not touch them)."""
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                return self.api.preload_crds(folder)
+        except RuntimeError:
+            pass  # no loop in this thread
+
+        async def call() -> list[str]:
+            return self.api.preload_crds(folder)
+
+        return asyncio.run_coroutine_threadsafe(call(), self.loop).result(timeout=60)
 
 
 @contextlib.asynccontextmanager
@@ -520,7 +536,7 @@ async def running_api(
     sockets = getattr(site._server, "sockets", None) or []  # the only way to learn port 0's pick
     bound = sockets[0].getsockname()[1] if sockets else port
     try:
-        yield Running(url=f"http://{host}:{bound}", api=api, port=bound)
+        yield Running(url=f"http://{host}:{bound}", api=api, port=bound, loop=loop)
     finally:
         api.close()
         await runner.cleanup()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.tools.k8s_standin.conftest import MERGE
+from tools.k8s_standin.background import api_in_thread
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/example.test/v1/namespaces/default/widgets"
@@ -108,3 +110,12 @@ def test_deleting_a_crd_removes_its_resource(http: httpx.Client) -> None:
     http.delete(f"{CRDS}/widgets.example.test")
     assert http.get(WIDGETS).status_code == 404
     assert "example.test" not in {g["name"] for g in http.get("/apis").json()["groups"]}
+
+
+def test_crds_preloaded_on_demand_from_another_thread_are_served() -> None:
+    certify = Path(__file__).resolve().parents[3] / "deploy" / "crds-certify"
+    with api_in_thread() as api, httpx.Client(base_url=api.url) as http:
+        assert http.get("/apis/certify.glimmer.ai/v1alpha1").status_code == 404
+        names = api.preload_crds(certify)
+        assert "certifications.certify.glimmer.ai" in names
+        assert http.get("/apis/certify.glimmer.ai/v1alpha1").status_code == 200
