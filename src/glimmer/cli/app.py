@@ -88,6 +88,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Sinks: serve delivered envelopes as Prometheus metrics; flush the outbox.",
     ),
     ("schedule", "schedule_cmd", "BurnInSchedules: fire runs on a cron schedule."),
+    ("operator", "operator_cmd", "The Kubernetes operator: reconcile BurnInRuns in a cluster."),
     (
         "reap",
         "slurm_run",

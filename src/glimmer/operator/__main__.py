@@ -4,22 +4,16 @@ missing ``k8s`` extra, naming how to install it."""
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import sys
 from collections.abc import Sequence
 
-from glimmer.operator.options import K8S_EXTRA, UsageError, parse
+from glimmer.operator.options import K8S_EXTRA, UsageError, missing_extra, parse
 
 USAGE = (
     "usage: python -m glimmer.operator run [--kubeconfig K] [--namespace N | --all-namespaces] "
     "[--standalone | --peering NAME] [--liveness URL]"
 )
-
-
-def missing_extra() -> list[str]:
-    """The k8s extra's packages this environment lacks."""
-    return [m for m in ("kopf", "lightkube") if importlib.util.find_spec(m) is None]
 
 
 def _exit_on_term(signum: int, frame: object) -> None:

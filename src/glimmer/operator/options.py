@@ -9,6 +9,7 @@ peering choice it elects a leader through the peering object ``glimmer-operator`
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 K8S_EXTRA = "pip install 'glimmer[k8s]'"
+
+
+def missing_extra() -> list[str]:
+    """The k8s extra's packages this environment lacks (looked up, not imported)."""
+    return [m for m in ("kopf", "lightkube") if importlib.util.find_spec(m) is None]
 
 
 class UsageError(ValueError):

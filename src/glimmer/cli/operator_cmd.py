@@ -1,0 +1,92 @@
+"""``glimmer operator run``: the Kubernetes operator in the foreground.
+
+The CLI must not import kopf, even indirectly (an import-linter contract), so this command
+checks its input with the operator's kopf-free option rules (glimmer.operator.options), then
+replaces this process with ``python -m glimmer.operator run ...`` — the same interpreter, the
+same arguments, the operator's own signals and exit code — rather than importing the operator.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from glimmer.errors import InputError
+from glimmer.operator.options import K8S_EXTRA, UsageError, checked, missing_extra
+
+operator_app = typer.Typer(
+    name="operator",
+    help="The Kubernetes operator: reconcile BurnInRuns in a cluster.",
+    no_args_is_help=True,
+)
+
+
+@operator_app.command("run")
+def run(
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, or the "
+            "pod's service account).",
+        ),
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", metavar="NS", help="Serve this namespace only."),
+    ] = None,
+    all_namespaces: Annotated[
+        bool,
+        typer.Option("--all-namespaces", "-A", help="Serve every namespace (the default)."),
+    ] = False,
+    standalone: Annotated[
+        bool,
+        typer.Option(help="No leader election: for a single replica (never run two)."),
+    ] = False,
+    peering: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Elect a leader among replicas through this KopfPeering object "
+            "(default: glimmer-operator).",
+        ),
+    ] = None,
+    liveness: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL", help="Serve a liveness probe, e.g. http://0.0.0.0:8080/healthz."
+        ),
+    ] = None,
+) -> None:
+    """Run the operator in the foreground until SIGINT or SIGTERM.
+
+    Watches BurnInRuns and their runner pods, and drives each run through the engine: cordons
+    and stamps nodes, creates pods and rendezvous Services, writes status, delivers to sinks.
+    Bad input or a missing k8s extra: exit 2.
+    """
+    try:
+        options = checked(
+            kubeconfig=kubeconfig,
+            namespace=namespace,
+            all_namespaces=all_namespaces,
+            standalone=standalone,
+            peering=peering,
+            liveness=liveness,
+        )
+    except UsageError as e:
+        raise InputError(str(e)) from None
+    missing = missing_extra()
+    if missing:
+        raise InputError(f"the operator needs {', '.join(missing)} (the k8s extra): {K8S_EXTRA}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "glimmer.operator", *options.argv()])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``glimmer operator`` to the app."""
+    app.add_typer(operator_app)
