@@ -60,6 +60,13 @@ def _json(body: Any, status: int = 200) -> aiohttp.web.Response:
     )
 
 
+def _integer(query: Any, name: str) -> int:
+    try:
+        return int(query[name])
+    except ValueError:
+        raise errors.bad_request(f"invalid {name}: {query[name]!r}") from None
+
+
 def _flag(value: str | None) -> bool:
     return value is not None and value.lower() in ("1", "true", "yes")
 
@@ -320,7 +327,7 @@ class StandInAPI(kmock.KubernetesEmulator):
                 raise errors.method_not_allowed()
             options = dict(body) if isinstance(body, dict) else {}
             if "gracePeriodSeconds" in query:
-                options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+                options["gracePeriodSeconds"] = _integer(query, "gracePeriodSeconds")
             return _json(
                 cluster.delete(rtype, target.namespace, target.name, options, dry_run=dry_run)
             )

@@ -5,7 +5,8 @@ The rules a controller depends on, as a real API server keeps them:
   a no-op (same resourceVersion, no watch event); ``generation`` counts spec changes;
 - create fills ``uid``, ``creationTimestamp``, a name from ``generateName``, and answers 409
   AlreadyExists; a namespaced object needs its namespace to exist;
-- a ``metadata.resourceVersion`` in a PUT or a patch is a precondition: stale means 409;
+- a ``metadata.resourceVersion`` in a PUT or a patch is a precondition: stale means 409; a PUT
+  of a custom resource must carry one (422 otherwise, as for CRDs on a real server);
 - with a status subresource, ``/status`` writes change only ``.status`` and writes to the main
   resource keep the stored status;
 - DELETE of an object with finalizers sets ``deletionTimestamp`` (a new resourceVersion) and the
@@ -297,6 +298,14 @@ class Cluster:
             raise errors.bad_request("the request body must be a JSON object")
         old = self.get(rtype, namespace, name)
         body_md = body.get("metadata")
+        if rtype.crd_version is not None and not (
+            isinstance(body_md, dict) and body_md.get("resourceVersion")
+        ):
+            # Custom resources allow no unconditional update (kube-apiserver's CRD strategy).
+            cause = errors.Cause(
+                "metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update"
+            )
+            raise errors.invalid(rtype, name, [cause])
         if isinstance(body_md, dict) and body_md.get("name") not in (None, name):
             raise errors.bad_request("the name of the object does not match the name on the URL")
         return self._update(rtype, old, dict(body), status=status, dry_run=dry_run)

@@ -250,3 +250,16 @@ def test_a_subresource_cannot_be_deleted(http: httpx.Client) -> None:
     http.post(PODS, json=pod_body("p"))
     assert http.delete(f"{PODS}/p/status").status_code == 405
     assert http.get(f"{PODS}/p").status_code == 200
+
+
+def test_a_put_of_a_custom_resource_without_resource_version_is_422(http: httpx.Client) -> None:
+    created = http.post(RUNS, json=run_body()).json()
+    del created["metadata"]["resourceVersion"]
+    r = http.put(f"{RUNS}/smoke", json=created)
+    assert (r.status_code, r.json()["details"]["causes"][0]["field"]) == (
+        422,
+        "metadata.resourceVersion",
+    )
+    pod = http.post(PODS, json=pod_body("p")).json()
+    del pod["metadata"]["resourceVersion"]
+    assert http.put(f"{PODS}/p", json=pod).status_code == 200  # built-in kinds allow it
