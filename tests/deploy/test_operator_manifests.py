@@ -39,6 +39,19 @@ def test_the_printed_stream_holds_every_checked_in_object_in_apply_order() -> No
     assert printed[0]["kind"] == "Namespace"
 
 
+def test_the_module_prints_the_stream_or_writes_the_files(tmp_path: Path) -> None:
+    printed = subprocess.run(
+        [sys.executable, "-m", "glimmer.operator.manifests"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert printed.stdout == manifests.text()
+    assert manifests.main(["--output-dir", str(tmp_path)]) == 0
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == manifests.files()
+
+
 def test_the_crds_are_those_of_deploy_crds_and_deploy_crds_certify_and_kopf_peering() -> None:
     shipped = [
         yaml.safe_load(p.read_text())
