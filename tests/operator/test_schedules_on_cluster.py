@@ -209,3 +209,7 @@ def test_through_kopf_the_schedule_daemon_fires_on_the_cluster_clock(
     # Forbid (the default): the first run is still active, so no second one was started.
     assert len(made) == 1
     assert made[0]["metadata"]["labels"][SCHEDULE_LABEL] == "nightly"
+    # Nothing of kopf's is kept on the schedule: deleting it never waits for an operator.
+    schedule = client.get(SCHEDULES, "nightly", namespace=NS).to_dict()["metadata"]
+    assert "finalizers" not in schedule
+    assert not any(k.startswith("kopf.zalando.org") for k in schedule.get("annotations") or {})

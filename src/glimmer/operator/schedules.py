@@ -13,13 +13,17 @@ create that races another replica's collides instead of starting the tick twice.
 kopf wiring (:func:`register`): a daemon per schedule sleeps until the decision's next tick
 (at most :data:`IDLE_SECONDS` of the cluster clock, so an edit or a missed event is still seen)
 or until a change to the schedule or to one of its runs wakes it (an owned run finishing lets a
-Forbid schedule fire at its next tick; an edit re-reads the cadence).
+Forbid schedule fire at its next tick; an edit re-reads the cadence). The daemon is registered
+without kopf's finalizer (kopf asks for one on every daemon, for its stop protocol): a
+schedule holds nothing to clean up, and deleting one must not wait for a running operator.
+Handlers store nothing on the schedule; its status is the only record.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Mapping
 from datetime import datetime
@@ -173,6 +177,8 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     ) -> None:
         await daemons.drive(namespace or "default", name, stopped)
 
+    _without_kopf_finalizer(registry, DAEMON_ID)
+
     @kopf.on.event(
         API_GROUP, VERSION, BurnInSchedule.PLURAL, id="burninschedule-changed", registry=registry
     )
@@ -189,3 +195,13 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     )
     async def run_changed(labels: kopf.Labels, namespace: str | None, **_: Any) -> None:
         daemons.wake(namespace or "default", str(labels.get(SCHEDULE_LABEL, "")))
+
+
+def _without_kopf_finalizer(registry: kopf.OperatorRegistry, handler_id: str) -> None:
+    """The daemon ``handler_id`` as needing no finalizer (as glimmer.operator.runs does for
+    the run daemon; kopf has no public switch for it)."""
+    spawning = registry._spawning
+    spawning._handlers = [
+        dataclasses.replace(h, requires_finalizer=False) if h.id == handler_id else h
+        for h in spawning._handlers
+    ]
