@@ -8,7 +8,7 @@ The rules a controller depends on, as a real API server keeps them:
 - a ``metadata.resourceVersion`` in a PUT or a patch is a precondition: stale means 409; a PUT
   of a custom resource must carry one (422 otherwise, as for CRDs on a real server);
 - with a status subresource, ``/status`` writes change only ``.status`` and writes to the main
-  resource keep the stored status;
+  resource keep the stored status (a custom resource is created without the status it carries);
 - DELETE of an object with finalizers sets ``deletionTimestamp`` (a new resourceVersion) and the
   object goes when its last finalizer is removed; a bound, running Pod is deleted gracefully —
   it stays, terminating, until its kubelet deletes it with grace period 0 (unless
@@ -271,6 +271,8 @@ class Cluster:
         md["uid"] = str(uuid.uuid4())
         md["creationTimestamp"] = now()
         md["generation"] = 1
+        if rtype.crd_version is not None and rtype.has_status:
+            obj.pop("status", None)  # written through /status only, as the CRD strategy does
         self._defaults(rtype, obj)
         if rtype.key == CRD_KEY:
             obj = self._established(obj)

@@ -263,3 +263,9 @@ def test_a_put_of_a_custom_resource_without_resource_version_is_422(http: httpx.
     pod = http.post(PODS, json=pod_body("p")).json()
     del pod["metadata"]["resourceVersion"]
     assert http.put(f"{PODS}/p", json=pod).status_code == 200  # built-in kinds allow it
+
+
+def test_a_custom_resource_is_created_without_the_status_it_carries(http: httpx.Client) -> None:
+    body = run_body()
+    body["status"] = {"phase": "Passed"}
+    assert "status" not in http.post(RUNS, json=body).json()
