@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 from lightkube import Client
-from lightkube.resources.core_v1 import Secret
+from lightkube.resources.core_v1 import Namespace, Secret
 
 from glimmer.api.run import BurnInRun
 from glimmer.backends.kubernetes.client import connect
 from glimmer.backends.kubernetes.resources import SINKS
 from glimmer.operator.configmap_sink import read_sink
-from glimmer.operator.sinks import ClusterSinks
+from glimmer.operator.sinks import ClusterSinks, cluster_of
 from glimmer.sinks.envelope import RUN_PHASE_CHANGED, Transition, delivery_id
 from glimmer.sinks.sender import OPERATOR_POLICY, Sender
 from tests.k8s_api import K8sAPI
@@ -160,3 +160,13 @@ def test_a_prometheus_sink_feeds_the_process_exporter(client: Client) -> None:
     assert 'burnin_run_phase{namespace="default",run="accept-1"' in (
         delivering.exporter.exposition()
     )
+
+
+def test_envelopes_name_the_cluster_by_the_kube_system_namespace_uid(client: Client) -> None:
+    make_sink(client, "results", type="ConfigMap", configMap={"name": "burnin-results"})
+    cluster = cluster_of(client, "lab-east")
+    delivering = ClusterSinks(client, cluster=cluster, sender=Sender(OPERATOR_POLICY, FakeClock()))
+    assert delivering.deliver(terminal("results"))
+    [held] = read_sink(client, NS, "burnin-results").values()
+    uid = client.get(Namespace, "kube-system").metadata.uid  # type: ignore[union-attr]
+    assert held["cluster"] == {"name": "lab-east", "uid": uid}

@@ -44,7 +44,7 @@ from glimmer.operator.options import checked
 from glimmer.operator.rbac import GRANTS, unobserved_pairs, used_pairs
 from glimmer.operator.registry import build_registry
 from glimmer.operator.settings import operator_settings
-from glimmer.operator.sinks import ClusterSinks
+from glimmer.operator.sinks import ClusterSinks, cluster_of
 from tests.backends.kubernetes.kube_cluster import FastClock, drive_on_standin
 from tests.backends.kubernetes.pod_driver import PodDriver
 from tests.k8s_api import K8sAPI
@@ -136,7 +136,7 @@ def drive_whole_operator(tmp_path: Path, hook: Receiver, monkeypatch: pytest.Mon
         apply_short_tests(http, tmp_path)
         setup_sinks(http, hook.url)
         client = connect(cluster.kubeconfig)
-        backend = KubernetesBackend(client, sinks=ClusterSinks(client))
+        backend = KubernetesBackend(client, sinks=ClusterSinks(client, cluster=cluster_of(client)))
         context = OperatorContext.over(backend, None, identity="rbac-test")
         ensure_peering(
             checked(kubeconfig=cluster.kubeconfig, all_namespaces=True, peering="glimmer-operator")

@@ -50,6 +50,7 @@ GRANTS: tuple[Grant, ...] = (
     Grant("", "events", ("create",), "HardwareDrift and run notices (kubectl describe)"),
     Grant("", "configmaps", ("create", "get", "update"), "the ConfigMap sink and its rollovers"),
     Grant("", "secrets", ("get",), "a webhook sink's bearer token, by name, at each send"),
+    Grant("", "namespaces", ("get",), "kube-system's UID names the cluster in every envelope"),
     # -- burn-in kinds ------------------------------------------------------------------------
     Grant(GROUP, "burninruns", ("create", "delete", "get", "list", "patch", "watch"),
           "runs: created by schedules, read fresh (admission lists all), plan and finalizer "

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lightkube import Client
-from lightkube.resources.core_v1 import Secret
+from lightkube.resources.core_v1 import Namespace, Secret
 from lightkube.types import PatchType
 
 from glimmer.api.k8s import SecretKeySelector
@@ -52,6 +52,20 @@ from glimmer.sinks.webhook import WebhookSink
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (namespace, BurnInSink name)
+CLUSTER_NAMESPACE = "kube-system"  # its UID names the cluster in every envelope (§5.3)
+
+
+def cluster_of(client: Client, name: str = "") -> Cluster:
+    """Who the runs run on, for the envelope: ``name`` only as the operator was told it (never
+    guessed), ``uid`` the kube-system namespace's UID, read once at startup (empty when it
+    cannot be read: the field is then left out, never invented)."""
+    try:
+        with api_call(f"get namespace {CLUSTER_NAMESPACE}"):
+            found = as_dict(client.get(Namespace, CLUSTER_NAMESPACE))
+    except BackendError as e:
+        log.warning("the cluster's uid is unknown (%s); envelopes carry none", e)
+        return Cluster(name=name)
+    return Cluster(name=name, uid=str((found.get("metadata") or {}).get("uid") or ""))
 
 
 def secret_token(client: Client, namespace: str, ref: SecretKeySelector) -> Callable[[], str]:
