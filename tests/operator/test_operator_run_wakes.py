@@ -13,7 +13,7 @@ import kopf
 from glimmer.engine.keys import RUN_LABEL
 from glimmer.engine.wake import Outcome
 from glimmer.operator import runs
-from glimmer.operator.runs import DAEMON_ID, RunHandlers
+from glimmer.operator.runs import DAEMON_ID, PASS_GRACE, RunHandlers
 from glimmer.operator.settings import KOPF_PREFIX, operator_settings
 
 
@@ -121,11 +121,13 @@ def test_a_run_event_wakes_the_run_and_its_deletion_forgets_it() -> None:
     h.passes.close()
 
 
-def test_the_run_daemon_asks_kopf_for_no_finalizer() -> None:
+def test_the_run_daemon_asks_kopf_for_no_finalizer_and_is_never_cancelled_mid_pass() -> None:
     registry = kopf.OperatorRegistry()
     runs.register(registry, SimpleNamespace(engine=Engine()))  # type: ignore[arg-type]
     (daemon,) = [h for h in registry._spawning._handlers if h.id == DAEMON_ID]
     assert daemon.requires_finalizer is False
+    assert daemon.cancellation_backoff == PASS_GRACE  # a stopped daemon finishes its pass
+    assert daemon.cancellation_timeout is None  # and is never cancelled
     assert all(not h.requires_finalizer for h in registry._changing._handlers)
 
 

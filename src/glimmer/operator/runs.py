@@ -40,6 +40,11 @@ DAEMON_ID = "burninrun-passes"
 RUN_EVENT_ID = "burninrun-events"
 POD_EVENT_ID = "runner-pod-events"
 DELETION_TRIES = 20  # passes over a deleting run before waiting for its next event
+# How long kopf waits for a stopped daemon (a pause for another leader, SIGTERM) to finish the
+# pass it is in before leaving it orphaned: never cancelled mid-pass, and within Kubernetes'
+# default 30 s termination grace. Without it kopf orphans a busy daemon at once, and its pass
+# could overlap the next leader's first.
+PASS_GRACE = 25.0
 
 log = logging.getLogger("glimmer.operator.runs")
 
@@ -115,7 +120,14 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     async def on_pod(event: kopf.RawEvent, **_: Any) -> None:
         handlers.pod_event(event)
 
-    kopf.daemon(GROUP, VERSION, PLURAL, id=DAEMON_ID, registry=registry)(drive)
+    kopf.daemon(
+        GROUP,
+        VERSION,
+        PLURAL,
+        id=DAEMON_ID,
+        cancellation_backoff=PASS_GRACE,
+        registry=registry,
+    )(drive)
     _without_kopf_finalizer(registry, DAEMON_ID)
     kopf.on.event(GROUP, VERSION, PLURAL, id=RUN_EVENT_ID, registry=registry)(on_run)
     kopf.on.event(

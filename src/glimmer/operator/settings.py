@@ -31,8 +31,4 @@ def operator_settings() -> kopf.OperatorSettings:
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=KOPF_PREFIX)
     settings.posting.enabled = False
     settings.watching.label_selectors[is_pods] = RUN_LABEL
-    # A daemon told to stop (a pause for a new leader, the operator exiting) finishes the pass
-    # it is in and returns; it is never cancelled mid-pass, which could leave a write unsent
-    # that the next leader would have to repair.
-    settings.background.cancellation_polling = 0.5
     return settings
