@@ -13,7 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 dest="$here/bin/kubectl"
 package=kubernetes-client
 
-if [ -x "$dest" ] && "$dest" version --client >/dev/null 2>&1; then
+# kubectl makes ~/.kube/cache even for `version --client`: keep the caller's home untouched.
+runs() (
+    home=$(mktemp -d)
+    trap 'rm -rf "$home"' EXIT
+    HOME="$home" "$1" version --client >/dev/null 2>&1
+)
+
+if [ -x "$dest" ] && runs "$dest"; then
     exit 0
 fi
 
@@ -61,4 +68,4 @@ fi
 mkdir -p "$(dirname "$dest")"
 install -m 0755 "$work/root/usr/bin/kubectl" "$dest.tmp"
 mv "$dest.tmp" "$dest"
-"$dest" version --client >/dev/null
+runs "$dest" || { echo "ensure_kubectl: $dest does not run" >&2; exit 1; }
