@@ -190,3 +190,22 @@ def _exists(client: Client, name: str) -> bool:
         return bool(stored(client, name).get("status", {}).get("digest"))
     except Exception:
         return False
+
+
+def test_fingerprints_live_in_the_configured_namespace_else_the_pods_else_startup_fails(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from glimmer.operator import fingerprints
+
+    monkeypatch.setattr(fingerprints, "SERVICE_ACCOUNT_NAMESPACE", tmp_path / "absent")
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    assert fingerprints.fingerprint_namespace("lab") == "lab"
+    with pytest.raises(fingerprints.NoNamespace):
+        fingerprints.fingerprint_namespace(None)
+    monkeypatch.setenv("POD_NAMESPACE", "glimmer-system")
+    assert fingerprints.fingerprint_namespace(None) == "glimmer-system"
+    monkeypatch.delenv("POD_NAMESPACE")
+    account = tmp_path / "namespace"
+    account.write_text("ops\n")
+    monkeypatch.setattr(fingerprints, "SERVICE_ACCOUNT_NAMESPACE", account)
+    assert fingerprints.fingerprint_namespace(None) == "ops"

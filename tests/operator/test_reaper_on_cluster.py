@@ -140,3 +140,23 @@ def test_a_failed_read_of_the_run_is_never_taken_for_its_absence(client: Client)
     found = read_node(client, "node-a")
     assert found["spec"]["unschedulable"] is True
     assert CORDON_OWNER in found["metadata"]["annotations"]
+
+
+def test_a_live_stamp_is_polled_again_and_reaped_once_its_run_is_deleted(
+    client: Client, backend: KubernetesBackend
+) -> None:
+    from glimmer.operator.fingerprints import RepollThread
+
+    live = backend.submit(run("accept"))
+    stamped(client, "node-a", f"default/accept/{live.metadata.uid}", prior=False)
+    repoll = RepollThread(backend, interval=0.0)
+    assert reap_node(backend, "node-a").outcome == ALIVE
+    repoll.watch("node-a", 0.0)  # due at once
+    repoll.poll_due()  # the run is alive: still polled
+    assert "node-a" in repoll.due
+    assert read_node(client, "node-a")["spec"]["unschedulable"] is True
+    backend.delete_run("default", "accept")
+    repoll.due["node-a"] = 0.0  # due now
+    repoll.poll_due()
+    assert "node-a" not in repoll.due  # reaped: nothing left to poll
+    assert read_node(client, "node-a")["spec"].get("unschedulable", False) is False
