@@ -93,6 +93,21 @@ def _same(a: Obj, b: Obj, skip: frozenset[str], skip_meta: frozenset[str] = froz
 _VOLATILE_META = frozenset({"resourceVersion", "managedFields"})
 
 
+# Parsed once per process and file version: every test starts a fresh API with the same CRDs
+# (create() copies what it stores, so the cached documents are never changed).
+_PARSED: dict[Path, tuple[float, list[Any]]] = {}
+
+
+def _documents(path: Path) -> list[Any]:
+    mtime = path.stat().st_mtime
+    hit = _PARSED.get(path)
+    if hit is None or hit[0] != mtime:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        hit = (mtime, list(yaml.load_all(path.read_text(), Loader=loader)))
+        _PARSED[path] = hit
+    return hit[1]
+
+
 class Cluster:
     def __init__(
         self,
@@ -135,7 +150,7 @@ class Cluster:
         crd_type = self._type(*CRD_KEY)
         names = []
         for path in sorted(folder.glob("*.yaml")):
-            for doc in yaml.safe_load_all(path.read_text()):
+            for doc in _documents(path):
                 if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
                     continue
                 name = doc["metadata"]["name"]
