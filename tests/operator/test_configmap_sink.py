@@ -145,3 +145,25 @@ def test_a_value_that_is_not_a_delivery_id_is_refused_for_good(client: Client) -
     with pytest.raises(DeliveryError) as raised:
         send(ConfigMapSink(client, NS, "results"), {"deliveryId": "../etc"})
     assert raised.value.permanent
+
+
+class RacedCreate(ConfigMapSink):
+    """A sink that another writer beats to creating the ConfigMap, between read and write."""
+
+    def _read(self) -> Any:
+        objects = super()._read()
+        body = {"metadata": {"name": self.name, "namespace": NS}, "data": {"other": "writer"}}
+        self.client.create(CONFIGMAPS.from_dict(body), namespace=NS)  # type: ignore[call-overload]
+        return objects
+
+
+def test_a_concurrent_create_is_a_retryable_failure_and_the_retry_keeps_both(
+    client: Client,
+) -> None:
+    env = envelope(1)
+    with pytest.raises(DeliveryError) as raised:
+        send(RacedCreate(client, NS, "results"), env)
+    assert not raised.value.permanent
+    send(ConfigMapSink(client, NS, "results"), env)  # the next attempt reads again
+    data = stored(client, "results")["data"]
+    assert data["other"] == "writer" and env["deliveryId"] in data
