@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import importlib.util
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from glimmer.cli.app import main
@@ -102,3 +104,30 @@ def test_glimmer_operator_run_becomes_the_operator_and_stops_cleanly_on_sigterm(
         code = proc.wait(timeout=60)
     assert code == 0, log.read_text()
     assert "Signal SIGTERM is received" in log.read_text()
+
+
+def test_liveness_serves_kopfs_probe_at_the_url_given(k8s_api: K8sAPI, tmp_path: Path) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/healthz"
+    log = tmp_path / "operator.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "glimmer.operator", "run", "--kubeconfig",
+             str(k8s_api.kubeconfig), "--standalone", "-n", "default", "--liveness", url],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def alive() -> bool:
+        try:
+            return httpx.get(url, timeout=5).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        eventually(alive, "the liveness probe answering 200")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    assert code == 0, log.read_text()
