@@ -25,13 +25,13 @@ import attrs
 import kmock
 import yaml
 
-from tools.k8s_standin import discovery, errors, logs, openapi, patching, tables
+from tools.k8s_standin import discovery, errors, logs, openapi, patching, tables, watches
 from tools.k8s_standin.emulator import Cluster
 from tools.k8s_standin.faults import ConflictEvery
 from tools.k8s_standin.journal import Journal
 from tools.k8s_standin.resources import ResourceType
 from tools.k8s_standin.selectors import Selector, SelectorError, parse
-from tools.k8s_standin.store import Event, Obj, meta
+from tools.k8s_standin.store import meta
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,6 @@ class StandInAPI(kmock.KubernetesEmulator):
     cluster: Cluster = attrs.field(init=False)
     _faults: ConflictEvery = attrs.field(init=False)
     _journal: Journal = attrs.field(init=False)
-    _closing: asyncio.Event | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -242,7 +241,7 @@ class StandInAPI(kmock.KubernetesEmulator):
                 entry["streamed"] = True
                 entry["status"] = 200
                 self._journal.record(entry)
-                return await self._watch(request, target, selector)
+                return await watches.stream(request, cluster, rtype, target.namespace, selector)
             items, rv = cluster.list_objects(rtype, target.namespace, selector)
             if tables.wants_table(request.headers.get("Accept", "")):
                 return _json(tables.table(rtype, items, rv, query.get("includeObject", "Metadata")))
@@ -383,97 +382,6 @@ class StandInAPI(kmock.KubernetesEmulator):
             return await logs.follow(request, path, query.get("tailLines"), running)
         text = logs.tail(path.read_text(errors="replace"), query.get("tailLines"))
         return aiohttp.web.Response(text=text, content_type="text/plain")
-
-    # --- watches ----------------------------------------------------------------------------
-
-    async def _watch(
-        self, request: aiohttp.web.BaseRequest, target: Target, selector: Selector
-    ) -> aiohttp.web.StreamResponse:
-        rtype, namespace = target.rtype, target.namespace
-        as_table = tables.wants_table(request.headers.get("Accept", ""))
-        include = request.query.get("includeObject", "Metadata")
-        response = aiohttp.web.StreamResponse(status=200, headers={"Content-Type": JSON})
-        response.enable_chunked_encoding()
-        # A streaming list (kopf's optional mode): every object as ADDED, then a bookmark.
-        initial = _flag(request.query.get("sendInitialEvents"))
-        since = None if initial else request.query.get("resourceVersion")
-        try:
-            backlog, sub = self.cluster.watch(rtype, namespace, selector, since)
-            snapshot_rv = str(self.cluster.store.rv)
-        except errors.APIError as exc:
-            if exc.code != 410:
-                raise
-            # As a real API server: a 200 stream carrying one ERROR event, then the end.
-            await response.prepare(request)
-            await response.write(
-                json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n"
-            )
-            await response.write_eof()
-            return response
-        await response.prepare(request)
-        first = [True]
-
-        def render(kind: str, obj: Obj) -> bytes:
-            if as_table:
-                obj = tables.table(
-                    rtype, [obj], meta(obj)["resourceVersion"], include, with_columns=first[0]
-                )
-                first[0] = False
-            return json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
-
-        timeout = request.query.get("timeoutSeconds")
-        try:
-            async with asyncio.timeout(float(timeout) if timeout else None):
-                for event in backlog:
-                    for kind, obj in _visible(event, namespace, selector):
-                        await response.write(render(kind, obj))
-                if initial:
-                    await response.write(_bookmark(rtype, snapshot_rv))
-                while True:
-                    got = await sub.queue.get()
-                    if got is None:
-                        break
-                    for kind, obj in _visible(got, namespace, selector):
-                        await response.write(render(kind, obj))
-        except (TimeoutError, ConnectionResetError, asyncio.CancelledError):
-            pass
-        finally:
-            self.cluster.store.unsubscribe(rtype.key, sub)
-        with contextlib.suppress(ConnectionResetError, RuntimeError):
-            await response.write_eof()
-        return response
-
-
-def _bookmark(rtype: ResourceType, rv: str) -> bytes:
-    """The BOOKMARK that ends a streaming list's initial events."""
-    obj = {
-        "kind": rtype.kind,
-        "apiVersion": rtype.api_version,
-        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}},
-    }
-    return json.dumps({"type": "BOOKMARK", "object": obj}).encode() + b"\n"
-
-
-def _visible(event: Event, namespace: str | None, selector: Selector) -> list[tuple[str, Obj]]:
-    """What a watcher with this namespace and selector sees of ``event``: an object entering
-    the selection is ADDED, one leaving it is DELETED, as a real API server reports it."""
-    if namespace is not None and meta(event.obj).get("namespace") != namespace:
-        return []
-    if selector.empty:
-        return [(event.type, event.obj)]
-    now_in = selector.matches(event.obj)
-    was_in = event.prev is not None and selector.matches(event.prev)
-    if event.type == "ADDED":
-        return [("ADDED", event.obj)] if now_in else []
-    if event.type == "DELETED":
-        return [("DELETED", event.obj)] if now_in or was_in else []
-    if now_in and was_in:
-        return [("MODIFIED", event.obj)]
-    if now_in:
-        return [("ADDED", event.obj)]
-    if was_in:
-        return [("DELETED", event.obj)]
-    return []
 
 
 # --- serving -------------------------------------------------------------------------------

@@ -19,14 +19,14 @@ The rules a controller depends on, as a real API server keeps them:
   deleted gracefully like any other;
 - a CRD written through the API registers (or updates, or removes) its resource type.
 Writes of custom resources and Pods are validated (and custom resources pruned) by
-``validation.Validator`` before they are stored.
+``validation.Validator`` before they are stored; kind-specific defaults and immutable fields
+live in ``kinds``.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import datetime
 import random
 import uuid
 from collections.abc import Iterable, Mapping
@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from tools.k8s_standin import errors, patching
+from tools.k8s_standin import errors, kinds, patching
 from tools.k8s_standin.resources import CRD_KEY, Registry, ResourceType, from_crd
 from tools.k8s_standin.selectors import Selector
 from tools.k8s_standin.store import Event, Obj, Store, Subscription, meta
@@ -53,22 +53,6 @@ _SYSTEM_META = (
     "name",
     "namespace",
 )
-# The fields of a Pod's spec an update may change (the rest is immutable once created).
-_POD_IMMUTABLE = (
-    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
-    "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only "
-    "additions to existing tolerations) or `spec.terminationGracePeriodSeconds`"
-)
-_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _later(seconds: int) -> str:
-    at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds)
-    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _fresh(obj: Obj) -> Obj:
@@ -171,33 +155,6 @@ class Cluster:
             self.registry.add(rtype)
             self.validator.learn(rtype)
 
-    def _established(self, crd: Obj) -> Obj:
-        out = copy.deepcopy(crd)
-        names = crd.get("spec", {}).get("names", {})
-        out["status"] = {
-            "acceptedNames": names,
-            "storedVersions": [
-                v["name"] for v in crd.get("spec", {}).get("versions", []) if v.get("storage")
-            ],
-            "conditions": [
-                {
-                    "type": "NamesAccepted",
-                    "status": "True",
-                    "reason": "NoConflicts",
-                    "message": "no conflicts found",
-                    "lastTransitionTime": now(),
-                },
-                {
-                    "type": "Established",
-                    "status": "True",
-                    "reason": "InitialNamesAccepted",
-                    "message": "the initial names have been accepted",
-                    "lastTransitionTime": now(),
-                },
-            ],
-        }
-        return out
-
     # --- reads ------------------------------------------------------------------------------
 
     def get(self, rtype: ResourceType, namespace: str | None, name: str) -> Obj:
@@ -284,13 +241,13 @@ class Cluster:
         for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             md.pop(field, None)
         md["uid"] = str(uuid.uuid4())
-        md["creationTimestamp"] = now()
+        md["creationTimestamp"] = kinds.now()
         md["generation"] = 1
         if rtype.crd_version is not None and rtype.has_status:
             obj.pop("status", None)  # written through /status only, as the CRD strategy does
-        self._defaults(rtype, obj)
+        kinds.defaults(rtype, obj, self._cluster_ip)
         if rtype.key == CRD_KEY:
-            obj = self._established(obj)
+            obj = kinds.established(obj)
         obj = self.validator.admit(rtype, obj, None)
         if dry_run:
             return obj
@@ -418,7 +375,7 @@ class Cluster:
             return old
         if md.get("finalizers") or grace:
             marked = _fresh(old)
-            marked["metadata"]["deletionTimestamp"] = _later(grace or 0)
+            marked["metadata"]["deletionTimestamp"] = kinds.later(grace or 0)
             marked["metadata"]["deletionGracePeriodSeconds"] = grace or 0
             if rtype.kind == "Namespace":
                 marked["status"] = dict(old.get("status") or {}, phase="Terminating")
@@ -439,28 +396,10 @@ class Cluster:
             grace = spec.get("terminationGracePeriodSeconds", 30)
         return int(grace) if int(grace) > 0 else None
 
-    def _defaults(self, rtype: ResourceType, obj: Obj) -> None:
-        if rtype.key == ("", "pods"):
-            spec = obj.setdefault("spec", {})
-            if isinstance(spec, dict):
-                spec.setdefault("restartPolicy", "Always")
-                spec.setdefault("terminationGracePeriodSeconds", 30)
-                spec.setdefault("dnsPolicy", "ClusterFirst")
-                spec.setdefault("schedulerName", "default-scheduler")
-            status = obj.setdefault("status", {})
-            if isinstance(status, dict):
-                status.setdefault("phase", "Pending")
-        elif rtype.key == ("", "services"):
-            spec = obj.setdefault("spec", {})
-            if isinstance(spec, dict):
-                spec.setdefault("type", "ClusterIP")
-                if "clusterIP" not in spec:
-                    spec["clusterIP"] = f"10.96.{self._next_ip // 250}.{self._next_ip % 250 + 1}"
-                    self._next_ip += 1
-                spec.setdefault("clusterIPs", [spec["clusterIP"]])
-        elif rtype.key == ("", "namespaces"):
-            obj.setdefault("spec", {"finalizers": ["kubernetes"]})
-            obj["status"] = {"phase": "Active"}
+    def _cluster_ip(self) -> str:
+        ip = f"10.96.{self._next_ip // 250}.{self._next_ip % 250 + 1}"
+        self._next_ip += 1
+        return ip
 
     def _update(
         self, rtype: ResourceType, old: Obj, new: Obj, *, status: bool, dry_run: bool
@@ -509,7 +448,7 @@ class Cluster:
                     )
         result.setdefault("apiVersion", old.get("apiVersion", rtype.api_version))
         result.setdefault("kind", old.get("kind", rtype.kind))
-        self._check_immutable(rtype, old, result)
+        kinds.check_immutable(rtype, old, result)
         result = self.validator.admit(rtype, result, old)
         if self._bumps_generation(rtype, old, result):
             result["metadata"]["generation"] = int(old_md.get("generation", 1)) + 1
@@ -521,33 +460,6 @@ class Cluster:
         if rtype.key == CRD_KEY:
             self._crd_changed(stored, old)
         return stored
-
-    def _check_immutable(self, rtype: ResourceType, old: Obj, new: Obj) -> None:
-        name = meta(old)["name"]
-        if rtype.key == ("", "pods"):
-            before = {k: v for k, v in (old.get("spec") or {}).items() if k not in _POD_MUTABLE}
-            after = {k: v for k, v in (new.get("spec") or {}).items() if k not in _POD_MUTABLE}
-            if before != after:
-                raise errors.invalid(
-                    rtype,
-                    name,
-                    [
-                        errors.Cause(
-                            "spec",
-                            _POD_IMMUTABLE,
-                            "FieldValueForbidden",
-                        )
-                    ],
-                )
-        if rtype.key == ("", "services"):
-            before_ip = (old.get("spec") or {}).get("clusterIP")
-            after_ip = (new.get("spec") or {}).get("clusterIP", before_ip)
-            if after_ip != before_ip:
-                raise errors.invalid(
-                    rtype,
-                    name,
-                    [errors.Cause("spec.clusterIP", "Invalid value: field is immutable")],
-                )
 
     def _bumps_generation(self, rtype: ResourceType, old: Obj, new: Obj) -> bool:
         ignored = {"metadata"}
