@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from glimmer.operator.peering import PEERING_CRDS, own_priority, peering_object
 from tests.operator.conftest import (
     NS,
     RUNS,
@@ -76,3 +77,18 @@ def test_of_two_replicas_only_the_leader_acts_and_the_other_takes_over_when_it_s
     assert set(agents[switch:]) == {follower}
     assert sum(e["method"] in WRITES for e in requests[:switch]) >= 6
     assert any(e["method"] in WRITES for e in requests[switch:])
+
+
+def test_a_replica_started_earlier_has_the_higher_peering_priority() -> None:
+    # kopf pauses a replica that sees a live peer of a higher priority: the one leading keeps
+    # leading when another starts, whatever the random tails.
+    assert own_priority(started=1_000.000) > own_priority(started=1_000.001)
+    assert own_priority(started=1_000.0) > own_priority(started=2_000.0)
+
+
+def test_the_peering_object_is_cluster_wide_without_a_namespace() -> None:
+    assert peering_object("p", None)["kind"] == "ClusterKopfPeering"
+    assert peering_object("p", "ops")["kind"] == "KopfPeering"
+    assert peering_object("p", "ops")["metadata"] == {"name": "p", "namespace": "ops"}
+    kinds = {crd["spec"]["names"]["kind"]: crd["spec"]["scope"] for crd in PEERING_CRDS}
+    assert kinds == {"ClusterKopfPeering": "Cluster", "KopfPeering": "Namespaced"}
