@@ -45,7 +45,9 @@ def run(
     ] = False,
     standalone: Annotated[
         bool,
-        typer.Option(help="No leader election: for a single replica (never run two)."),
+        typer.Option(
+            "--standalone", help="No leader election: for a single replica (never run two)."
+        ),
     ] = False,
     peering: Annotated[
         str | None,
@@ -64,8 +66,8 @@ def run(
 ) -> None:
     """Run the operator in the foreground until SIGINT or SIGTERM.
 
-    Watches BurnInRuns and their runner pods, and drives each run through the engine: cordons
-    and stamps nodes, creates pods and rendezvous Services, writes status, delivers to sinks.
+    It drives every BurnInRun through the engine: cordons, runner pods, status, deliveries.
+
     Bad input or a missing k8s extra: exit 2.
     """
     try:
