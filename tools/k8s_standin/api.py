@@ -443,7 +443,10 @@ async def running_api(
             message, payload, protocol, writer, task, loop, client_max_size=MAX_BODY_BYTES + 1
         )
 
-    server = aiohttp.web.Server(api, request_factory=request_factory, access_log=None)
+    # handler_cancellation: a watch whose client went away ends at once, not at its next event.
+    server = aiohttp.web.Server(
+        api, request_factory=request_factory, access_log=None, handler_cancellation=True
+    )
     runner = aiohttp.web.ServerRunner(server, shutdown_timeout=1.0, handle_signals=False)
     await runner.setup()
     site = aiohttp.web.TCPSite(runner, host, port, reuse_address=True)

@@ -38,7 +38,7 @@ async def follow(
     response = aiohttp.web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
     response.enable_chunked_encoding()
     await response.prepare(request)
-    with contextlib.suppress(ConnectionResetError, asyncio.CancelledError):
+    with contextlib.suppress(ConnectionResetError):
         data = path.read_bytes()
         await response.write(tail(data.decode(errors="replace"), tail_lines).encode())
         offset = len(data)

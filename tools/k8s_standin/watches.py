@@ -80,7 +80,7 @@ async def stream(
                     break
                 for kind, obj in _visible(got, namespace, selector):
                     await response.write(render(kind, obj))
-    except (TimeoutError, ConnectionResetError, asyncio.CancelledError):
+    except (TimeoutError, ConnectionResetError):
         pass
     finally:
         cluster.store.unsubscribe(rtype.key, sub)

@@ -4,7 +4,8 @@ status codes, reasons and content types a typed client would hide."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -51,3 +52,14 @@ def pod_body(name: str = "runner", node: str | None = None, **labels: str) -> di
 
 def node_body(name: str, **labels: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+
+
+def eventually(check: Callable[[], Any], what: str = "the condition", timeout: float = 30) -> Any:
+    """Poll until ``check`` returns something truthy; the timeout only bounds a broken run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"never happened: {what}")

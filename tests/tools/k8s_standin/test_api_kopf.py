@@ -4,8 +4,6 @@ where kopf depends on resourceVersion, 422 on a failed patch test and watch sema
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -13,21 +11,10 @@ import kopf
 from kopf.testing import KopfRunner
 
 from tests.k8s_api import K8sAPI
-from tests.tools.k8s_standin.conftest import RUNS, run_body
+from tests.tools.k8s_standin.conftest import RUNS, eventually, run_body
 
 GROUP, VERSION, PLURAL = "burnin.glimmer.ai", "v1alpha1", "burninruns"
 FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
-
-
-def eventually(check: Callable[[], Any], what: str, timeout: float = 30) -> Any:
-    """Poll until ``check`` returns something truthy; the timeout only bounds a broken run."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"never happened: {what}")
 
 
 def operator(calls: list[str]) -> kopf.OperatorRegistry:

@@ -10,7 +10,8 @@ from typing import Any
 
 import httpx
 
-from tests.tools.k8s_standin.conftest import MERGE, PODS, RUNS, pod_body, run_body
+from tests.tools.k8s_standin.conftest import MERGE, PODS, RUNS, eventually, pod_body, run_body
+from tools.k8s_standin.background import api_in_thread
 
 
 @contextmanager
@@ -151,3 +152,12 @@ def test_a_streaming_list_sends_every_object_then_the_initial_events_end_bookmar
     assert bookmark["type"] == "BOOKMARK"
     assert bookmark["object"]["metadata"]["resourceVersion"] == rv
     assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_a_watch_whose_client_went_away_is_dropped_at_once() -> None:
+    with api_in_thread() as api, httpx.Client(base_url=api.url) as http:
+        for _ in range(3):
+            with http.stream("GET", RUNS, params={"watch": "true"}) as r:
+                assert r.status_code == 200
+        subs = api.api.cluster.store._subs  # no client could ask how many watchers are left
+        eventually(lambda: not subs.get(("burnin.glimmer.ai", "burninruns")), "watchers gone")
