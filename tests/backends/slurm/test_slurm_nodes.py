@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from glimmer.backends.slurm import nodes as nodes_module
 from glimmer.backends.slurm.nodes import SlurmNodes
 from glimmer.backends.slurm.stamp import Stamp, decode, encode
 from glimmer.engine.backend import NotFound
@@ -79,6 +80,24 @@ def test_a_stamp_written_ahead_of_its_cordon_asks_slurm_for_one_read_and_nothing
     assert nodes.get_node(node) == stamped
     released = nodes.update_node(node, annotations=dict.fromkeys(STAMP))
     assert dict(released.annotations) == {} and slurm.asked("scontrol", "update") == []
+
+
+def test_reads_close_together_share_one_call_and_a_change_makes_the_next_read_ask_again(
+    slurm_cluster: SlurmCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slurm = CountingSlurm(env=slurm_cluster.slurm.env, timeout=slurm_cluster.slurm.timeout)
+    nodes = SlurmNodes(tmp_path / "state", slurm, partition=slurm_cluster.partition)
+    listed = nodes.list_nodes()
+    views = [nodes.get_node(name) for name in slurm_cluster.nodes]  # a pass reading its targets
+    assert views == listed and slurm.calls == [("scontrol", "show", "node", "-o")]
+    node = slurm_cluster.nodes[3]
+    stamped = nodes.update_node(node, annotations=STAMP)
+    assert nodes.get_node(node) == stamped  # asked again: our own change is seen at once
+    assert slurm.calls.count(("scontrol", "show", "node", "-o")) == 2
+    monkeypatch.setattr(nodes_module, "SHARED_READ_S", 0.0)  # as if the sharing had passed
+    assert nodes.get_node(node) == stamped
+    assert slurm.calls.count(("scontrol", "show", "node", "-o")) == 3
+    nodes.update_node(node, annotations=dict.fromkeys(STAMP))
 
 
 def test_a_cordon_drains_the_node_with_our_stamp_and_reserves_it_and_release_gives_both_back(

@@ -20,14 +20,21 @@ unschedulable when Slurm says it is drained or down, or our file says we cordone
 reservation still holds it even while its drain is lifted).
 
 A drain that is not ours (an administrator's reason, another store's stamp) is never lifted or
-rewritten: it stays as it was, whatever the engine restores. Every read is fresh; nothing is
-cached.
+rewritten: it stays as it was, whatever the engine restores.
+
+Every read is fresh, with one allowance: reads this close together (:data:`SHARED_READ_S`, and
+no change by this process between them) share one ``scontrol`` call. The engine reads a run's
+nodes one by one, which on an API server is one request each; here each is a process and a
+round trip to slurmctld, while one call answers for every node of a small cluster, and Slurm's
+own state moves on its one-second ticks. On a cluster larger than :data:`SHARED_READ_NODES`
+a single node is read alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import getpass
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,6 +50,8 @@ from glimmer.engine.backend import NodeView, NotFound
 from glimmer.engine.keys import CORDON_OWNER
 
 RESERVATION_PREFIX = "glimmer-"
+SHARED_READ_S = 0.5  # seconds within which reads share one call (module docstring)
+SHARED_READ_NODES = 64  # a cluster this small is read whole when one of its nodes is asked for
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,8 @@ class SlurmNodes:
         self.partition = partition
         self.user = user or getpass.getuser()
         self.store = store or store_id(self.state_dir)
+        self._recent: tuple[float, dict[str, SlurmNode]] | None = None  # when read, what
+        self._known = 0  # how many nodes the last read of all of them found
 
     # -- reading ------------------------------------------------------------------------------
     def _path(self, name: str) -> Path:
@@ -135,7 +146,21 @@ class SlurmNodes:
     def read_all(self) -> list[SlurmNode]:
         """Every node (of the partition), fresh, in Slurm's order."""
         out = self.slurm.run("scontrol", "show", "node", "-o")
-        return [self._node(r) for r in records(out) if r.get("NodeName") and self._in_partition(r)]
+        every = [r for r in records(out) if r.get("NodeName")]
+        self._known = len(every)
+        found = [self._node(r) for r in every if self._in_partition(r)]
+        self._recent = (time.monotonic(), {node.name: node for node in found})
+        return found
+
+    def _shared(self) -> dict[str, SlurmNode] | None:
+        """The nodes of a read made under :data:`SHARED_READ_S` ago (None: none that recent)."""
+        if self._recent is None or time.monotonic() - self._recent[0] >= SHARED_READ_S:
+            return None
+        return self._recent[1]
+
+    def _changed(self) -> None:
+        """This process changed a node: the next read asks Slurm again."""
+        self._recent = None
 
     def view(self, node: SlurmNode) -> NodeView:
         """The engine's view of ``node``: Slurm's facts, the merged annotations, and whether
@@ -156,11 +181,17 @@ class SlurmNodes:
         )
 
     def get_node(self, name: str) -> NodeView | None:
-        node = self.read(name)
+        shared = self._shared()
+        if shared is None and 0 < self._known <= SHARED_READ_NODES:
+            self.read_all()  # one call for the whole small cluster: its next reads share it
+            shared = self._shared()
+        node = shared.get(name) if shared is not None else self.read(name)
         return self.view(node) if node is not None else None
 
     def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
-        views = (self.view(n) for n in self.read_all())
+        shared = self._shared()
+        nodes = list(shared.values()) if shared is not None else self.read_all()
+        views = (self.view(n) for n in nodes)
         return [v for v in views if selector_matches(v.labels, selector)]
 
     def refusals(self, names: Sequence[str]) -> list[str]:
@@ -201,6 +232,7 @@ class SlurmNodes:
         The file is written first when the node becomes cordoned and last when it stops being,
         so a crash in between leaves the file claiming the cordon: the fresh read then says
         unschedulable, and the engine's release (or the reaper) finishes the job."""
+        self._changed()
         with self._lock(name):
             node = self.read(name)
             if node is None:
@@ -312,6 +344,7 @@ class SlurmNodes:
 
     def unreserve(self, name: str) -> None:
         """Delete this store's reservation of node ``name`` (none: nothing to do)."""
+        self._changed()
         with self._lock(name):
             self._unreserve(name)
 
@@ -360,6 +393,7 @@ class SlurmNodes:
         takes a list). The nodes' locks are taken in name order, so two processes opening
         overlapping sets never wait on each other in a circle."""
         names = sorted(owners)
+        self._changed()
         with contextlib.ExitStack() as held:
             for name in names:
                 held.enter_context(self._lock(name))
@@ -383,6 +417,7 @@ class SlurmNodes:
             try:
                 yield {name: self.reservation(name) if name in reasons else None for name in names}
             finally:
+                self._changed()
                 self._drain_again(reasons)
 
     def _ours_to_open(self, node: SlurmNode, owner: str | None) -> bool:
