@@ -306,6 +306,12 @@ class Cluster:
                 created["metadata"] = dict(body.get("metadata") or {}, name=name)
                 return self.create(rtype, namespace, created, dry_run=dry_run), True
             raise errors.not_found(rtype, name)
+        if content_type == patching.STRATEGIC and rtype.crd_version is not None:
+            raise errors.APIError(
+                415,
+                "UnsupportedMediaType",
+                "strategic merge patch is not supported for custom resources: use a merge patch",
+            )
         try:
             new = patching.apply_patch(content_type, old, body)
         except patching.PatchError as exc:

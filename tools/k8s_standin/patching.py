@@ -1,10 +1,13 @@
-"""The patch flavours of a PATCH request, applied to a copy of the stored object.
+"""The patch flavours of a PATCH request, applied to the stored object (never changing it).
 
-JSON merge patch (RFC 7386) is the base; strategic merge patch is treated as a merge patch
-(lists are replaced, not merged by key — do not rely on keyed list merges against the
-stand-in); server-side apply merges its body the same way and creates a missing object (no
-field ownership). A JSON patch (RFC 6902) whose ``test`` fails, or which points at a missing
-path, is refused with 422 as a real API server does — kopf depends on that for its finalizers.
+JSON merge patch (RFC 7386) is the base. A strategic merge patch (built-in kinds only; a custom
+resource answers 415, as a real API server does) merges the lists the API declares keyed —
+containers, env, volumes, ports, conditions... — element by element on their merge key, honours
+``$patch: delete`` in such a list, and drops the ``$setElementOrder``/``$retainKeys``
+directives kubectl sends; any other list is replaced. Server-side apply merges its body as a
+merge patch and creates a missing object (no field ownership). A JSON patch (RFC 6902) whose
+``test`` fails, or which points at a missing path, is refused with 422 as a real API server
+does — kopf depends on that for its finalizers.
 """
 
 from __future__ import annotations
@@ -40,6 +43,65 @@ def merge(target: Any, patch: Any) -> Any:
     return out
 
 
+# The lists core/v1 declares with patchStrategy "merge", by field name, and their merge key.
+MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "env": "name",
+    "volumes": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "ports": "containerPort",
+    "imagePullSecrets": "name",
+    "conditions": "type",
+    "taints": "key",
+    "addresses": "type",
+    "hostAliases": "ip",
+    "ownerReferences": "uid",
+}
+
+
+def strategic(target: Any, patch: Any) -> Any:
+    """A strategic merge patch: ``merge`` with keyed lists merged element by element."""
+    if not isinstance(patch, Mapping):
+        return patch
+    out: dict[str, Any] = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if key.startswith("$"):
+            continue  # $setElementOrder/..., $retainKeys, $patch: ordering and hints only
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, list) and key in MERGE_KEYS and isinstance(out.get(key), list):
+            out[key] = _merge_list(out[key], value, MERGE_KEYS[key])
+        else:
+            out[key] = strategic(out.get(key), value)
+    return out
+
+
+def _merge_list(current: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
+    merged = list(current)
+    for item in patch:
+        if not isinstance(item, Mapping) or merge_key not in item:
+            return [i for i in patch if not (isinstance(i, Mapping) and i.get("$patch"))]
+        at = next(
+            (
+                i
+                for i, old in enumerate(merged)
+                if isinstance(old, Mapping) and old.get(merge_key) == item[merge_key]
+            ),
+            None,
+        )
+        if item.get("$patch") == "delete":
+            if at is not None:
+                del merged[at]
+        elif at is None:
+            merged.append(strategic({}, item))
+        else:
+            merged[at] = strategic(merged[at], item)
+    return merged
+
+
 def json_patch(target: Mapping[str, Any], ops: Any) -> dict[str, Any]:
     if not isinstance(ops, list):
         raise PatchError("a JSON patch must be a list of operations")
@@ -64,6 +126,6 @@ def apply_patch(content_type: str, target: Mapping[str, Any], body: Any) -> dict
         return json_patch(target, body)
     if not isinstance(body, Mapping):
         raise PatchError("a merge patch must be an object")
-    result = merge(target, body)
+    result = strategic(target, body) if content_type == STRATEGIC else merge(target, body)
     assert isinstance(result, dict)
     return result

@@ -143,14 +143,47 @@ def test_generation_counts_spec_changes_only(http: httpx.Client) -> None:
     assert http.get(f"{RUNS}/smoke").json()["metadata"]["generation"] == 2
 
 
-def test_strategic_merge_patch_is_treated_as_a_merge_patch(http: httpx.Client) -> None:
+def test_a_strategic_merge_patch_of_a_custom_resource_is_415(http: httpx.Client) -> None:
     http.post(RUNS, json=run_body())
     r = http.patch(
         f"{RUNS}/smoke",
         json={"metadata": {"annotations": {"k": "v"}}},
         headers={"Content-Type": "application/strategic-merge-patch+json"},
     )
-    assert r.json()["metadata"]["annotations"] == {"k": "v"}
+    assert (r.status_code, r.json()["reason"]) == (415, "UnsupportedMediaType")
+
+
+def test_a_strategic_merge_patch_merges_keyed_lists_by_their_key(http: httpx.Client) -> None:
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    containers = [
+        {"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}]},
+        {"name": "b", "image": "b:1"},
+    ]
+    body = {"metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": containers}}}}
+    http.post(deployments, json=body)
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
+                    "containers": [
+                        {"name": "a", "env": [{"name": "Y", "value": "2"}]},
+                        {"name": "b", "$patch": "delete"},
+                        {"name": "c", "image": "c:1"},
+                    ],
+                }
+            }
+        }
+    }
+    r = http.patch(
+        f"{deployments}/d",
+        json=patch,
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    got = r.json()["spec"]["template"]["spec"]
+    assert "$setElementOrder/containers" not in got
+    assert [(c["name"], c["image"]) for c in got["containers"]] == [("a", "a:1"), ("c", "c:1")]
+    assert got["containers"][0]["env"] == [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]
 
 
 def test_server_side_apply_creates_a_missing_object_then_merges_into_it(http: httpx.Client) -> None:
