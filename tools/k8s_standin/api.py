@@ -5,8 +5,9 @@
 emulator scans all objects of all types on each request, keeps every version of every object,
 and lacks what kopf and kubectl depend on (see the trial note's gap list). The semantics live
 in ``emulator.Cluster`` (indexed, O(n) LIST and WATCH); this module is HTTP only — paths,
-verbs, query parameters, content types, Table output, pod logs, the journal and the injected
-conflicts. Every answer, errors and watch streams included, is ``application/json`` exactly.
+verbs, query parameters, content types, the journal and the injected conflicts, with watches,
+Table output and pod logs in their own modules. Every JSON answer, errors and watch streams
+included, is ``application/json`` exactly.
 """
 
 from __future__ import annotations
