@@ -125,7 +125,14 @@ class Operator:
         return self.cluster.root / f"{self.name}.{self.starts}.log"
 
     def start(self) -> Operator:
-        env = {**os.environ, "KUBECONFIG": str(self.cluster.kubeconfig), "PYTHONUNBUFFERED": "1"}
+        # POD_NAMESPACE as the Deployment's downward API sets it: where NodeFingerprints live
+        # when the operator serves every namespace.
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(self.cluster.kubeconfig),
+            "PYTHONUNBUFFERED": "1",
+            "POD_NAMESPACE": NS,
+        }
         self.starts += 1
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(

@@ -60,7 +60,15 @@ def run(
     liveness: Annotated[
         str | None,
         typer.Option(
-            metavar="URL", help="Serve a liveness probe, e.g. http://0.0.0.0:8080/healthz."
+            metavar="URL", help="Serve a liveness probe, e.g. http://0.0.0.0:8081/healthz."
+        ),
+    ] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Serve the Prometheus sinks' /metrics here, e.g. 0.0.0.0:8080 (default: not "
+            "served; the Deployment of deploy/operator serves it on 8080).",
         ),
     ] = None,
 ) -> None:
@@ -78,6 +86,7 @@ def run(
             standalone=standalone,
             peering=peering,
             liveness=liveness,
+            metrics=metrics,
         )
     except UsageError as e:
         raise InputError(str(e)) from None
@@ -87,6 +96,36 @@ def run(
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable, "-m", "glimmer.operator", *options.argv()])
+
+
+@operator_app.command("manifests")
+def manifests(
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            metavar="DIR",
+            help="Write one file per part into DIR (as deploy/operator holds them) instead of "
+            "printing one stream for kubectl apply -f -.",
+        ),
+    ] = None,
+    image: Annotated[
+        str | None,
+        typer.Option(metavar="REF", help="The operator image (default: this release's)."),
+    ] = None,
+) -> None:
+    """Print the operator's deployment: namespace, CRDs, least-privilege RBAC, Deployment and
+    metrics Service (glimmer operator manifests | kubectl apply -f -)."""
+    from glimmer.operator import manifests as generated  # kopf-free: pure data and YAML
+
+    chosen = image or generated.IMAGE
+    if output_dir is None:
+        sys.stdout.write(generated.text(chosen))
+        return
+    if output_dir.exists() and not output_dir.is_dir():
+        raise InputError(f"--output-dir {output_dir}: not a folder")
+    for path in generated.write(output_dir, chosen):
+        print(path)
 
 
 def register(app: typer.Typer) -> None:

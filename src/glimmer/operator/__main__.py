@@ -36,9 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    from glimmer.operator.fingerprints import NoNamespace
     from glimmer.operator.main import run
 
-    run(options)
+    try:
+        run(options)
+    except NoNamespace as e:  # §1.6: the operator refuses to start, saying why
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

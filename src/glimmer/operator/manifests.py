@@ -94,6 +94,7 @@ def deployment(image: str = IMAGE, replicas: int = 2) -> dict[str, Any]:
             "glimmer", "operator", "run", "--all-namespaces",
             "--peering", DEFAULT_PEERING,
             "--liveness", f"http://0.0.0.0:{HEALTH_PORT}/healthz",
+            "--metrics", f"0.0.0.0:{METRICS_PORT}",
         ],
         "env": [
             _env("POD_NAME", "metadata.name"),  # the peering identity

@@ -2,8 +2,9 @@
 CLI (which must never import them) refuses bad input itself before it starts the operator.
 
 ``run [--kubeconfig K] [--namespace N | --all-namespaces] [--standalone | --peering NAME]
-[--liveness URL]``. Without a namespace choice the operator serves every namespace; without a
-peering choice it elects a leader through the peering object ``glimmer-operator``.
+[--liveness URL] [--metrics HOST:PORT]``. Without a namespace choice the operator serves every
+namespace; without a peering choice it elects a leader through the peering object
+``glimmer-operator``; without ``--metrics`` no ``/metrics`` is served.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class OperatorOptions:
     standalone: bool = False
     peering: str = DEFAULT_PEERING
     liveness: str | None = None
+    metrics: tuple[str, int] | None = None  # where /metrics is served (None: not served)
 
     def argv(self) -> list[str]:
         """These options as ``run`` arguments (what the CLI hands to ``python -m``)."""
@@ -51,6 +53,8 @@ class OperatorOptions:
         out += ["--standalone"] if self.standalone else ["--peering", self.peering]
         if self.liveness:
             out += ["--liveness", self.liveness]
+        if self.metrics is not None:
+            out += ["--metrics", f"{self.metrics[0]}:{self.metrics[1]}"]
         return out
 
 
@@ -62,6 +66,7 @@ def checked(
     standalone: bool = False,
     peering: str | None = None,
     liveness: str | None = None,
+    metrics: str | None = None,
 ) -> OperatorOptions:
     """The options, or :class:`UsageError` naming what is wrong."""
     if namespace is not None and all_namespaces:
@@ -87,7 +92,19 @@ def checked(
         standalone=standalone,
         peering=peering or DEFAULT_PEERING,
         liveness=liveness,
+        metrics=_address(metrics) if metrics is not None else None,
     )
+
+
+def _address(given: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``:PORT`` for every address) where ``/metrics`` is served."""
+    host, sep, port = given.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(
+            f"--metrics {given!r} must be HOST:PORT, for example 0.0.0.0:8080 (:8080 for every "
+            "address)"
+        )
+    return host or "0.0.0.0", int(port)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,6 +122,7 @@ def parse(argv: Sequence[str]) -> OperatorOptions:
     parser.add_argument("--standalone", action="store_true")
     parser.add_argument("--peering")
     parser.add_argument("--liveness")
+    parser.add_argument("--metrics")
     args = parser.parse_args(list(argv))
     return checked(
         kubeconfig=args.kubeconfig,
@@ -113,4 +131,5 @@ def parse(argv: Sequence[str]) -> OperatorOptions:
         standalone=args.standalone,
         peering=args.peering,
         liveness=args.liveness,
+        metrics=args.metrics,
     )

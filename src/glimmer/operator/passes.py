@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 from glimmer.engine.reconciler import Engine
 from glimmer.engine.wake import Outcome
@@ -34,11 +36,28 @@ class Passes:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="glimmer-pass")
+        self._draining = threading.Event()
 
     async def reconcile(self, namespace: str, name: str) -> Outcome:
         """One pass over ``namespace/name``; what the engine raises is raised here."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self.engine.reconcile, namespace, name)
+        return await loop.run_in_executor(self._executor, self._pass, namespace, name)
+
+    def _pass(self, namespace: str, name: str) -> Outcome:
+        if self._draining.is_set():
+            return Outcome(None)  # stopping: the next leader makes this pass
+        return self.engine.reconcile(namespace, name)
+
+    def drain(self, timeout: float) -> bool:
+        """Make no new pass, and wait up to ``timeout`` seconds for the one in flight: called
+        before this replica gives up the lead, so that its last pass never overlaps the next
+        leader's first. True when nothing is in flight any more."""
+        self._draining.set()
+        try:
+            self._executor.submit(lambda: None).result(timeout=timeout)
+        except FutureTimeout:
+            return False
+        return True
 
     async def attempt(self, namespace: str, name: str, failures: int) -> tuple[Outcome, int]:
         """One pass whose failure is logged, not raised: the outcome (a retry after a failure)

@@ -6,14 +6,32 @@ Each module registers its handlers with explicit ids (a closure's generated id w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import kopf
 
-from glimmer.operator import login, runs
+from glimmer.operator import exporter, fingerprints, login, runs, schedules
 from glimmer.operator.context import OperatorContext
 
 
-def build_registry(context: OperatorContext) -> kopf.OperatorRegistry:
+def assemble(
+    context: OperatorContext, metrics: tuple[str, int] | None = None
+) -> tuple[kopf.OperatorRegistry, Callable[[float], bool]]:
+    """Every reconciler of the operator on one registry (``/metrics`` served at ``metrics``,
+    host and port, when given), and the drain of its engine passes (see
+    :meth:`.passes.Passes.drain`)."""
     registry = kopf.OperatorRegistry()
     login.register(registry)
-    runs.register(registry, context)
-    return registry
+    handlers = runs.register(registry, context)
+    schedules.register(registry, context)
+    fingerprints.register(registry, context)
+    if metrics is not None:
+        exporter.register(registry, context, host=metrics[0], port=metrics[1])
+    return registry, handlers.passes.drain
+
+
+def build_registry(
+    context: OperatorContext, metrics: tuple[str, int] | None = None
+) -> kopf.OperatorRegistry:
+    """:func:`assemble`'s registry alone."""
+    return assemble(context, metrics)[0]

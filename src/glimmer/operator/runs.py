@@ -105,8 +105,9 @@ class RunHandlers:
             self.wakes.wake((str(meta.get("namespace") or "default"), str(run)))
 
 
-def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
-    """The BurnInRun daemon and the run and pod event handlers, on ``registry``."""
+def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> RunHandlers:
+    """The BurnInRun daemon and the run and pod event handlers, on ``registry``; their shared
+    state (its passes drain before the operator stops)."""
     handlers = RunHandlers(context)
 
     async def drive(
@@ -137,6 +138,8 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     @kopf.on.cleanup(id="burninrun-passes-close", registry=registry)
     async def close(**_: Any) -> None:
         handlers.passes.close()
+
+    return handlers
 
 
 def _without_kopf_finalizer(registry: kopf.OperatorRegistry, handler_id: str) -> None:

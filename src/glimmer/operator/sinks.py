@@ -109,6 +109,7 @@ class ClusterSinks(SinkSet):
         policy: RetryPolicy = OPERATOR_POLICY,
         sender: Sender | None = None,
         now: Callable[[], datetime] | None = None,
+        cluster_from_api: bool = False,
     ) -> None:
         super().__init__(
             exporter=exporter if exporter is not None else Exporter(),
@@ -117,11 +118,18 @@ class ClusterSinks(SinkSet):
             now=now or (lambda: datetime.now(UTC)),
         )
         self.client = client
+        # The cluster read from the API at the first delivery, not at startup: a replica that
+        # is not the leader makes no request of its own, and one that never delivers never
+        # asks.
+        self._cluster_unread = cluster_from_api and cluster is None
         self._specs: dict[Key, str] = {}  # the spec each built sink was made from
         self._written: dict[Key, BurnInSinkStatus] = {}
 
     # -- delivering ------------------------------------------------------------------------------
     def deliver(self, transition: Transition) -> bool:
+        if self._cluster_unread:
+            self._cluster_unread = False
+            self.cluster = cluster_of(self.client)
         namespace = transition.run.metadata.namespace or "default"
         keys = [(namespace, name) for name in transition.sinks]
         for key in keys:

@@ -1,6 +1,6 @@
 """The registry's kubernetes entry (backends/common/registry.py) builds the backend over the
-cluster a kubeconfig names; it stays planned for ``--backend`` until the CLI takes
-``--kubeconfig``."""
+cluster a kubeconfig names; ``glimmer run --backend kubernetes`` reaches it through that
+entry (tests/operator/test_run_backend_kubernetes.py)."""
 
 from __future__ import annotations
 
@@ -27,4 +27,4 @@ def test_the_kubernetes_entry_reads_kubeconfig_from_the_environment_when_none_is
 ) -> None:
     create_nodes(client, "n1")  # the k8s_api fixture points $KUBECONFIG at the stand-in
     assert [n.name for n in KUBERNETES.backend().list_nodes()] == ["n1"]
-    assert not REGISTRY["kubernetes"].available
+    assert REGISTRY["kubernetes"].available
