@@ -138,11 +138,20 @@ def test_the_backend_holds_creates_only_while_a_pass_is_under_way(
         backend.create_execution(spec("held-1", node_b, "true"))
         backend.create_execution(spec("held-2", node_c, "true"))
         assert len(slurm.asked("sbatch")) == 1  # held for the pass's window
-        seen = backend.executions(NAMESPACE, RUN, UID)  # done creating: both go out
+        seen = backend.executions(NAMESPACE, RUN, UID)  # read as pending, not submitted yet
+        assert {e.name: e.phase for e in seen if e.name != n("outside")} == {
+            n("held-1"): ExecPhase.PENDING,
+            n("held-2"): ExecPhase.PENDING,
+        }
+        assert len(slurm.asked("sbatch")) == 1
+        assert backend.get_run(NAMESPACE, "no-such-run") is None  # the next pass: both go out
         assert len(slurm.asked("sbatch")) == 3
-        assert {n("held-1"), n("held-2"), n("outside")} <= {e.name for e in seen}
-        backend.create_execution(spec("after", node_a, "true"))  # that pass is over
+        backend.create_execution(spec("held-3", node_a, "true"))  # in the pass just begun
+        assert len(slurm.asked("sbatch")) == 3
+        backend.update_node(node_a, annotations={})  # its node changes: it goes out first
         assert len(slurm.asked("sbatch")) == 4
+        backend.create_execution(spec("after", node_b, "true"))  # that pass is done creating
+        assert len(slurm.asked("sbatch")) == 5
     finally:
         backend.jobs.delete_owned(NAMESPACE, RUN, UID)
 

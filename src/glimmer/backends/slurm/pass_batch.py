@@ -10,9 +10,12 @@ pass is done creating submits everything held in one window (:meth:`.jobs.SlurmJ
 * a status or metadata write, or a delivery (the end of a pass: a status never mentions an
   execution that was not submitted first);
 * a read of the run (the next pass, or a driver looking after a pass that wrote nothing);
-* a read of executions or a log, a delete (what they see or stop is then in Slurm);
 * an update of a node a held execution is on (its job goes out under the cordon it was
   created under, never after a release).
+
+Reads in between see a held execution as a job just submitted is seen: pending, with no log
+yet; a held execution deleted is dropped, never submitted. So a pass that harvests one node
+and creates on the next, node after node, still sends its creates in one window.
 
 "A pass is under way" starts with the read of the run that every pass begins with
 (:meth:`~glimmer.engine.reconciler.Engine.reconcile`), and ends at the first of those calls
@@ -30,13 +33,7 @@ from collections.abc import Mapping, Sequence
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.backends.common.assembled import AssembledBackend
 from glimmer.backends.slurm.jobs import SlurmJobs
-from glimmer.engine.backend import (
-    BackendError,
-    Delivery,
-    ExecutionIndex,
-    ExecutionSpec,
-    NodeView,
-)
+from glimmer.engine.backend import BackendError, Delivery, ExecutionSpec, NodeView
 
 
 class PassBatch(AssembledBackend):
@@ -87,18 +84,6 @@ class PassBatch(AssembledBackend):
     def deliver(self, delivery: Delivery) -> bool:
         self.flush()
         return super().deliver(delivery)
-
-    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
-        self.flush()
-        return super().executions(namespace, run, run_uid)
-
-    def read_log(self, namespace: str, name: str) -> str:
-        self.flush()
-        return super().read_log(namespace, name)
-
-    def delete_execution(self, namespace: str, name: str) -> None:
-        self.flush()
-        super().delete_execution(namespace, name)
 
     def update_node(
         self,
