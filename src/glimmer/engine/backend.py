@@ -25,9 +25,10 @@ from enum import StrEnum
 from typing import Protocol
 
 from glimmer.api.profile import BurnInProfile
-from glimmer.api.result import TestResult
+from glimmer.api.result import ArtifactRef, TestResult
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
+from glimmer.contract.vocab import Artifact
 from glimmer.errors import GlimmerError
 
 
@@ -265,6 +266,23 @@ class ImageFree(Protocol):
 def runs_images(backend: object) -> bool:
     """Whether ``backend``'s executions run an image (:class:`ImageFree`; True unless it says)."""
     return bool(getattr(backend, "runs_images", True))
+
+
+class ArtifactStore(Protocol):
+    """What a backend may offer besides (optional; the engine asks for it by name and stores
+    nothing when it is absent, so the result's ``artifacts`` stays unset): a place to keep the
+    artifacts a runner fenced on stdout (§3.6, "Operator storage"; the rules are
+    :mod:`glimmer.verdict.artifact_refs`). The engine calls it once per harvested execution
+    that fenced any, after the attempt is decided and before the status write, so the
+    execution is never deleted before its evidence is kept."""
+
+    def store_artifacts(
+        self, run: BurnInRun, test: str, pod_name: str, artifacts: Sequence[Artifact]
+    ) -> list[ArtifactRef]:
+        """Keep what can be kept of ``artifacts`` (one execution's) and return one ref per
+        artifact, in order: where it is, or (``dropped``) why it is not. A refusal or a failed
+        write is a dropped ref, never an exception: evidence lost never changes a phase."""
+        ...
 
 
 class ExecutionIndex:

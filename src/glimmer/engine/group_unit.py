@@ -91,7 +91,12 @@ def _settle(
     name = root.name if root is not None else ""
     started = root.started_at if root is not None else None
     ended = ended_at(*(r for r in ranks if r is not None and not r.live))
-    complete(ctx, test, targets, attempt, name, parsed, started, ended)
+    evidence = [
+        (r.name, h.parsed.artifacts)
+        for r, h in zip(ranks, harvests, strict=True)
+        if r is not None and h is not None
+    ]
+    complete(ctx, test, targets, attempt, name, parsed, started, ended, evidence)
     _condemn_all(ctx, ranks)
     ctx.harvested = True
 

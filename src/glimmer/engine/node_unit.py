@@ -142,6 +142,17 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
     parsed = apply_log_fetch_rule(
         harvest.parsed, to_contract(test.spec.thresholds), harvest.log_error
     )
-    complete(ctx, test, nodes, attempt, name, parsed, execution.started_at, execution.finished_at)
+    evidence = [(name, harvest.parsed.artifacts)]
+    complete(
+        ctx,
+        test,
+        nodes,
+        attempt,
+        name,
+        parsed,
+        execution.started_at,
+        execution.finished_at,
+        evidence,
+    )
     ctx.harvested = True
     return True

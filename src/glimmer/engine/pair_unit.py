@@ -80,7 +80,8 @@ def _gate(
         harvest = harvest_execution(ctx.backend, sv)
         parsed = combine_pair(both[0], both[1], harvest.parsed, None)
         parsed = apply_log_fetch_rule(parsed, to_contract(test.spec.thresholds), harvest.log_error)
-        complete(ctx, test, nodes, attempt, names[0], parsed, sv.started_at, ended_at(sv))
+        evidence = [(sv.name, harvest.parsed.artifacts)]
+        complete(ctx, test, nodes, attempt, names[0], parsed, sv.started_at, ended_at(sv), evidence)
         ctx.harvested = True
         return True
     if overdue(ctx, test, sv):
@@ -151,6 +152,10 @@ def _decide(
     log_error = first_log_error(client_harvest, server_harvest)
     parsed = apply_log_fetch_rule(parsed, to_contract(test.spec.thresholds), log_error)
     ended = ended_at(cl, None if sv.live else sv)
-    complete(ctx, test, nodes, attempt, cl.name, parsed, sv.started_at or cl.started_at, ended)
+    evidence = [(cl.name, client_harvest.parsed.artifacts)]
+    if server_harvest is not None:
+        evidence.append((sv.name, server_harvest.parsed.artifacts))
+    started = sv.started_at or cl.started_at
+    complete(ctx, test, nodes, attempt, cl.name, parsed, started, ended, evidence)
     ctx.harvested = True
     return True

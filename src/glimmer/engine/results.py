@@ -6,22 +6,28 @@ status, replacing results whole so the run that was read is never changed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import cast
 
 from glimmer.api.pinned import PlannedTest
-from glimmer.api.result import NotEvaluated, TestAttempt, TestResult, Violation
+from glimmer.api.result import ArtifactRef, NotEvaluated, TestAttempt, TestResult, Violation
 from glimmer.api.threshold import to_contract
-from glimmer.contract.vocab import TERMINAL_PHASES, ParsedResult, Phase, RunnerVerdict
+from glimmer.contract.vocab import TERMINAL_PHASES, Artifact, ParsedResult, Phase, RunnerVerdict
+from glimmer.engine.backend import ArtifactStore, BackendError
 from glimmer.engine.context import Pass
 from glimmer.engine.names import delivery_key
 from glimmer.plan.env import is_segmented
 from glimmer.verdict import UnitState, complete_attempt, next_trigger
+from glimmer.verdict.artifact_refs import WRITE_FAILED, dropped_ref, merge_refs
 from glimmer.verdict.attempts import truncate_history
 from glimmer.verdict.fold import segments_required
 from glimmer.verdict.settle import AttemptOutcome
 
 NEVER_RAN_EXIT = -1
+
+# One harvested execution's name and the artifacts its runner fenced on stdout.
+Evidence = tuple[str, Sequence[Artifact]]
 
 
 def new_result(test: PlannedTest, nodes: list[str], started_at: datetime | None) -> TestResult:
@@ -159,6 +165,24 @@ class _Shared:
         return copied
 
 
+def _store(ctx: Pass, test: str, evidence: Sequence[Evidence]) -> list[ArtifactRef]:
+    """Hand each execution's artifacts to the backend's store (:class:`ArtifactStore`), if it
+    has one; the refs it returns. A store that fails outright loses the evidence, never the
+    pass: every artifact it was given becomes a dropped ref."""
+    if getattr(ctx.backend, "store_artifacts", None) is None:
+        return []
+    store = cast(ArtifactStore, ctx.backend)
+    refs: list[ArtifactRef] = []
+    for pod_name, artifacts in evidence:
+        if not artifacts:
+            continue
+        try:
+            refs += store.store_artifacts(ctx.run, test, pod_name, artifacts)
+        except BackendError as e:
+            refs += [dropped_ref(a, f"{WRITE_FAILED}: {e}") for a in artifacts]
+    return refs
+
+
 def complete(
     ctx: Pass,
     test: PlannedTest,
@@ -168,12 +192,17 @@ def complete(
     parsed: ParsedResult,
     started_at: datetime | None = None,
     ended_at: datetime | None = None,
+    evidence: Sequence[Evidence] = (),
 ) -> TestResult:
     """Record a finished attempt and let the verdict layer decide the unit's next step.
 
     ``ended_at`` is when the execution itself ended, as the substrate reports it: finishedAt is
     that instant, not when a pass happened to notice (after a resume that was minutes later).
-    An attempt the machinery decided (overdue, lost, unbuildable) ends when it was decided."""
+    An attempt the machinery decided (overdue, lost, unbuildable) ends when it was decided.
+
+    ``evidence`` is what the harvested executions fenced (none for an attempt the machinery
+    decided): stored here, after the decision and before the status write that precedes any
+    delete, and its refs added to the result's (a re-harvest adds none twice)."""
     finished_at = ended_at or ctx.now
     result = observe(ctx, test, nodes, attempt, pod_name, started_at)
     spec = test.spec
@@ -217,6 +246,9 @@ def complete(
     if state.segmented and state.aggregated_metrics:
         update["metrics"] = shared(state.aggregated_metrics)
         update["unmeasurable"] = sorted(state.unmeasurable) or None
+    stored = _store(ctx, test.name, evidence)
+    if stored:
+        update["artifacts"] = merge_refs(result.artifacts, stored)
     final = step.settled
     if final is not None:
         update.update(

@@ -116,6 +116,9 @@ def _refusal(artifact: Artifact, key: str) -> str | None:
     refused = name_refusal(artifact.name)
     if refused is not None:
         return refused
+    if not _NAME.fullmatch(key):
+        # The test's or the pod's name, never the runner's: a key the object could not hold.
+        return f"artifact key {key!r} must consist only of [A-Za-z0-9._-]"
     if len(key.encode()) > MAX_KEY_BYTES:
         return f"artifact key {key!r} is {len(key.encode())} bytes, over {MAX_KEY_BYTES}"
     if len(artifact.payload) > MAX_PAYLOAD_BYTES:
