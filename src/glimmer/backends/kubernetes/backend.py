@@ -7,6 +7,7 @@
   (:mod:`.pod_status`), logs from ``pods/log``;
 * **run store**: the BurnInRun objects themselves, status through the status subresource
   (:mod:`.run_store`), every body free of ``null`` (:mod:`.wire`);
+* **artifacts**: each run's ``<run>-artifacts`` ConfigMap, owned by the run (:mod:`.artifacts`);
 * **delivery**: :class:`~glimmer.backends.common.delivery.SinkDelivery`;
 * **clock**: the wall clock (the cluster's timestamps are UTC wall times), or a faster one a
   test gives, the pods' timestamps read through it.
@@ -28,14 +29,17 @@ from lightkube import Client
 
 from glimmer.api.k8s import Toleration
 from glimmer.api.profile import BurnInProfile
+from glimmer.api.result import ArtifactRef
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.common.clock import HostClock, SubstrateClock
 from glimmer.backends.common.delivery import SinkDelivery
+from glimmer.backends.kubernetes.artifacts import KubeArtifacts
 from glimmer.backends.kubernetes.client import connect
 from glimmer.backends.kubernetes.executions import KubeExecutions
 from glimmer.backends.kubernetes.nodes import KubeNodes
 from glimmer.backends.kubernetes.run_store import KubeRunStore
+from glimmer.contract.vocab import Artifact
 from glimmer.engine.backend import (
     BackendError,
     Delivery,
@@ -68,6 +72,7 @@ class KubernetesBackend:
         self.nodes = KubeNodes(self.client)
         self.store = KubeRunStore(self.client, profiles=profiles, tests=tests)
         self.pods = KubeExecutions(self.client, self.clock.from_host, self._tolerations)
+        self.artifacts = KubeArtifacts(self.client)
         self.delivery = SinkDelivery(sinks)
 
     def _tolerations(self, namespace: str, run: str, run_uid: str) -> Sequence[Toleration]:
@@ -115,6 +120,12 @@ class KubernetesBackend:
 
     def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
         return self.pods.rendezvous_address(namespace, rendezvous, role)
+
+    # -- artifacts ----------------------------------------------------------------------------
+    def store_artifacts(
+        self, run: BurnInRun, test: str, pod_name: str, artifacts: Sequence[Artifact]
+    ) -> list[ArtifactRef]:
+        return self.artifacts.store(run, test, pod_name, artifacts)
 
     # -- the run store ------------------------------------------------------------------------
     def submit(self, run: BurnInRun) -> BurnInRun:
