@@ -29,7 +29,7 @@ engine's scheduling grace judges it. A window costs one to two seconds of Slurm'
 however many jobs it holds, so :meth:`SlurmJobs.queue` records an execution's intent and holds
 it, and :meth:`SlurmJobs.flush` submits everything held in ONE window; ``create_execution`` is
 the two at once. The backend queues what a pass creates and flushes when the pass is done with
-creating (:mod:`.backend`); until then a held execution reads as pending, as a job just
+creating (:mod:`.pass_batch`); until then a held execution reads as pending, as a job just
 submitted does. A held execution a crash loses has only its intent on disk and reads as
 absent: the next engine creates it again.
 
