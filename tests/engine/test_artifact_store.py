@@ -37,6 +37,11 @@ class Storing(Recorder):
         super().__init__(*args, **kwargs)
         self.held: dict[str, dict[str, str]] = {}
         self.calls: list[tuple[str, str, tuple[str, ...]]] = []
+        self.recorded: list[bool] = []  # per status write: whether any result had artifacts
+
+    def write_status(self, run: Any, status: Any) -> Any:
+        self.recorded.append(any(r.artifacts for r in status.results or ()))
+        return super().write_status(run, status)
 
     def store_artifacts(
         self, run: BurnInRun, test: str, pod_name: str, artifacts: Sequence[Artifact]
@@ -92,9 +97,37 @@ def test_the_artifacts_are_stored_before_the_status_that_records_the_attempt() -
     backend, _ = _settled(Storing)
     kinds = backend.kinds()
     first_store = kinds.index("store")
-    statuses_after = [k for k in kinds[first_store:] if k == "status"]
-    assert statuses_after, kinds
+    statuses_before = kinds[:first_store].count("status")
+    # The first status written after the store is the one that records the attempt, refs and all.
+    assert backend.recorded[statuses_before] is True
+    assert not any(backend.recorded[:statuses_before])
     assert "delete" not in kinds[:first_store]
+
+
+def _linked(tests: dict[str, Any], count: int) -> tuple[Storing, TestResult]:
+    w = world(count, tests, [{"testRef": "t"}], runner=ScriptedRunner(FENCED), backend_cls=Storing)
+    w.submit(run_object(targets=[f"node-{i:03d}" for i in range(count)], maxConcurrentNodes=count))
+    w.drive()
+    [result] = w.run().status.results
+    backend = w.backend
+    assert isinstance(backend, Storing)
+    return backend, result
+
+
+def test_a_pair_stores_the_artifacts_of_both_ends() -> None:
+    backend, result = _linked({"t": spec_of("ib-write-bw", scope="Pair", durationSeconds=60)}, 2)
+    pods = {pod for _, pod, _ in backend.calls}
+    assert len(pods) == 2 and any("server" in p for p in pods) and any("client" in p for p in pods)
+    assert {r.key for r in result.artifacts if r.key} == {f"t.{p}.per-device.json" for p in pods}
+    assert result.phase is Phase.PASSED
+
+
+def test_a_group_stores_every_ranks_artifacts() -> None:
+    backend, result = _linked({"t": spec_of("nccl", scope="Group", durationSeconds=60)}, 3)
+    pods = [pod for _, pod, _ in backend.calls]
+    assert len(set(pods)) == 3
+    assert len([r for r in result.artifacts if r.key]) == 3
+    assert result.phase is Phase.PASSED
 
 
 def test_a_backend_without_a_store_leaves_the_result_without_artifacts() -> None:

@@ -116,6 +116,14 @@ def test_the_budget_counts_what_the_object_already_holds_keys_and_values() -> No
     assert over.key is None and not placed.entries
 
 
+def test_an_artifact_refused_by_a_full_object_in_every_attempt_is_one_ref() -> None:
+    full = {"other": "z" * BUDGET_BYTES}
+    one = place(CM, "t", "pod-1", [art("a.json")], full).refs
+    two = place(CM, "t", "pod-2", [art("a.json")], full).refs
+    merged = merge_refs(merge_refs(None, one), two)
+    assert merged is not None and len(merged) == 1 and merged[0].dropped
+
+
 def test_the_budget_counts_binary_data_as_the_base64_it_is_stored_as() -> None:
     blob = b"\xff" * 300  # 300 bytes, 400 of base64
     key = artifact_key("t", "p", "b.bin")

@@ -160,11 +160,13 @@ def place(
         freed = entry_bytes(key, before) if before is not None else 0
         cost = entry_bytes(key, value)
         if used - freed + cost > budget:
+            # Worded the same for every attempt, so that one artifact refused by a full object
+            # attempt after attempt (a long soak) is one ref, not one per attempt.
             refs.append(
                 dropped_ref(
                     artifact,
-                    f"ConfigMap {config_map} would hold {used - freed + cost} bytes with "
-                    f"{key}, over its {budget}-byte budget",
+                    f"ConfigMap {config_map} has no room for it within its {budget}-byte "
+                    "budget (keys and values)",
                 )
             )
             continue
