@@ -161,3 +161,12 @@ def test_a_config_map_of_that_name_the_run_does_not_own_is_never_written_into(
     [ref] = backend.store_artifacts(run, "burn", "pod-1", [art("a.json", b"{}\n")])
     assert ref.dropped is not None and "not owned by this run" in ref.dropped
     assert config_map(client)["data"] == {"mine": "yes"}
+
+
+def test_the_config_map_goes_with_its_run(backend: KubernetesBackend, client: Client) -> None:
+    run = submitted(backend)
+    backend.store_artifacts(run, "burn", "pod-1", [art("a.json", b"{}\n")])
+    assert config_map(client)["data"]
+    backend.delete_run(NS, "run")
+    names = [c.metadata.name for c in client.list(ConfigMap, namespace=NS)]
+    assert "run-artifacts" not in names
