@@ -56,7 +56,7 @@ from glimmer.reports.folder import refuse_unwritable
 from glimmer.sinks.sinkset import SinkSet
 
 SLURM_PROFILE = "host"  # what --backend slurm runs when no profile is named
-POLL_SECONDS = 1.0  # at most this long between passes: jobs end without telling glimmer
+POLL_SECONDS = 0.5  # at most this long between passes: jobs end without telling glimmer
 SHARED = "a folder on a filesystem the nodes share (job scripts and output files live there)"
 
 

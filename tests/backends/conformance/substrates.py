@@ -361,7 +361,7 @@ def _slurm_drive(backend: Any, engine: Engine, namespace: str, name: str) -> Bur
         engine,
         namespace,
         name,
-        poll=LOCAL_POLL * SLURM_SCALE,
+        poll=0.2 * SLURM_SCALE,  # a pass every 0.2 host s: each is several Slurm calls on 2 cores
         sleep=lambda seconds: time.sleep(seconds / SLURM_SCALE),
         max_passes=MAX_PASSES,
     )
