@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from typing import Any
 
@@ -32,6 +31,7 @@ import kopf
 
 from glimmer.engine.keys import FINALIZER, RUN_LABEL
 from glimmer.operator.context import OperatorContext
+from glimmer.operator.daemons import without_kopf_finalizer
 from glimmer.operator.passes import Passes, retry_after
 from glimmer.operator.wakes import Key, Wakes
 
@@ -129,7 +129,7 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> RunHa
         cancellation_backoff=PASS_GRACE,
         registry=registry,
     )(drive)
-    _without_kopf_finalizer(registry, DAEMON_ID)
+    without_kopf_finalizer(registry, DAEMON_ID)
     kopf.on.event(GROUP, VERSION, PLURAL, id=RUN_EVENT_ID, registry=registry)(on_run)
     kopf.on.event(
         "", "v1", "pods", id=POD_EVENT_ID, labels={RUN_LABEL: kopf.PRESENT}, registry=registry
@@ -140,13 +140,3 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> RunHa
         handlers.passes.close()
 
     return handlers
-
-
-def _without_kopf_finalizer(registry: kopf.OperatorRegistry, handler_id: str) -> None:
-    """The daemon ``handler_id`` registered as needing no finalizer (kopf.daemon always asks
-    for one; see the module's docstring for why this one needs none)."""
-    spawning = registry._spawning
-    spawning._handlers = [
-        dataclasses.replace(h, requires_finalizer=False) if h.id == handler_id else h
-        for h in spawning._handlers
-    ]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Mapping
 from datetime import datetime
@@ -177,7 +176,9 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     ) -> None:
         await daemons.drive(namespace or "default", name, stopped)
 
-    _without_kopf_finalizer(registry, DAEMON_ID)
+    from glimmer.operator.daemons import without_kopf_finalizer
+
+    without_kopf_finalizer(registry, DAEMON_ID)
 
     @kopf.on.event(
         API_GROUP, VERSION, BurnInSchedule.PLURAL, id="burninschedule-changed", registry=registry
@@ -195,13 +196,3 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     )
     async def run_changed(labels: kopf.Labels, namespace: str | None, **_: Any) -> None:
         daemons.wake(namespace or "default", str(labels.get(SCHEDULE_LABEL, "")))
-
-
-def _without_kopf_finalizer(registry: kopf.OperatorRegistry, handler_id: str) -> None:
-    """The daemon ``handler_id`` as needing no finalizer (as glimmer.operator.runs does for
-    the run daemon; kopf has no public switch for it)."""
-    spawning = registry._spawning
-    spawning._handlers = [
-        dataclasses.replace(h, requires_finalizer=False) if h.id == handler_id else h
-        for h in spawning._handlers
-    ]
