@@ -15,6 +15,19 @@ from glimmer.errors import InputError
 MAX_DEFAULT_CAP = 64  # the default --max-concurrent: every target, up to this many
 
 
+def refuse_sim_flags(given: Sequence[str], node: str | None, backend: str) -> None:
+    """A simulator-only flag (or this host's ``--node``) with a cluster ``backend`` is bad
+    input, named."""
+    shaping = [flag for flag in given if flag not in ("--nodes", "--max-concurrent")]
+    if shaping:
+        raise InputError(
+            f"{shaping[0]}: shapes the simulated fleet and means nothing with --backend "
+            f"{backend} (the cluster's own nodes are tested; --nodes names them)"
+        )
+    if node is not None:
+        raise InputError("--node: only with --backend local (--nodes names the cluster's nodes)")
+
+
 def targets_of(nodes: str | None, written: BurnInRun | None, known: Sequence[Any]) -> list[str]:
     """``--nodes`` as given; else the written run's names or selector over ``known`` (the
     cluster's NodeViews); else every node of the cluster."""

@@ -27,7 +27,7 @@ from glimmer.api.load import of_kind
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.common.registry import KUBERNETES
-from glimmer.cli.cluster_run import run_name, run_object, targets_of
+from glimmer.cli.cluster_run import refuse_sim_flags, run_name, run_object, targets_of
 from glimmer.cli.local_run import ResultLines
 from glimmer.cli.output import console
 from glimmer.cli.run_finish import report_to, show_final
@@ -39,7 +39,7 @@ from glimmer.plan.given import check_profile
 from glimmer.reports.folder import refuse_unwritable
 
 KUBERNETES_PROFILE = "host"  # what runs when no profile is named: vendor-free
-POLL_SECONDS = 1.0  # between two reads of the run's status
+POLL_SECONDS = 1.0  # between two reads of the run status
 UNCLAIMED_SECONDS = 30.0  # a run with no status this long: say no operator picked it up
 GONE_SECONDS = 60.0  # how long a finished run of the same name may take to go
 
@@ -62,14 +62,7 @@ def refuse_flags(
     given: list[str], node: str | None, state_dir: str | None, sinks: SinkFlags
 ) -> None:
     """A flag that means nothing on a cluster run by its operator is bad input, named."""
-    shaping = [flag for flag in given if flag not in ("--nodes", "--max-concurrent")]
-    if shaping:
-        raise InputError(
-            f"{shaping[0]}: shapes the simulated fleet and means nothing with --backend "
-            "kubernetes (the cluster's own nodes are tested; --nodes names them)"
-        )
-    if node is not None:
-        raise InputError("--node: only with --backend local (--nodes names the cluster's nodes)")
+    refuse_sim_flags(given, node, "kubernetes")
     if state_dir is not None:
         raise InputError(
             "--state-dir: not with --backend kubernetes (the run lives in the cluster, as a "

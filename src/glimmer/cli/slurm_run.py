@@ -33,6 +33,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.sink import BurnInSink
 from glimmer.api.test import BurnInTest, BurnInTestSpec
 from glimmer.backends.common.registry import SLURM
+from glimmer.cli.cluster_run import refuse_sim_flags as refuse_cluster_sim_flags
 from glimmer.cli.cluster_run import run_name, run_object, targets_of
 from glimmer.cli.local_run import ResultLines, start_or_resume
 from glimmer.cli.output import console, print_json
@@ -92,14 +93,7 @@ class SlurmRun:
 def refuse_sim_flags(given: list[str], node: str | None) -> None:
     """A simulator-only flag (or this host's ``--node``) with ``--backend slurm`` is bad
     input, named."""
-    shaping = [flag for flag in given if flag not in ("--nodes", "--max-concurrent")]
-    if shaping:
-        raise InputError(
-            f"{shaping[0]}: shapes the simulated fleet and means nothing with --backend slurm "
-            "(the cluster's own nodes are tested; --nodes names them)"
-        )
-    if node is not None:
-        raise InputError("--node: only with --backend local (--nodes names the cluster's nodes)")
+    refuse_cluster_sim_flags(given, node, "slurm")
 
 
 def state_dir_of(given: str | None, command: str) -> Path:
