@@ -27,6 +27,7 @@ from glimmer.engine.backend import (
     ExecutionSpec,
     NodeView,
     Rendezvous,
+    RunStore,
 )
 
 
@@ -65,15 +66,17 @@ class ExecutionsPart(Protocol):
     def delete_owned(self, namespace: str, run: str, run_uid: str) -> None: ...
 
 
-class AssembledBackend(RunsInStore):
+class PartsBackend(RunsInStore):
     """A :class:`~glimmer.engine.backend.Backend` whose members are its parts': a subclass's
     constructor sets :attr:`clock`, :attr:`nodes`, :attr:`runner_part`, :attr:`store` and
-    :attr:`delivery`, and says whether its executions run images (``runs_images``)."""
+    :attr:`delivery`, and writes ``submit`` and ``_forget`` (what its store fills in on a new
+    run, and what it lets go of when a run's delete completes). The Kubernetes substrate is one
+    (its store is the API server)."""
 
     clock: SubstrateClock
     nodes: NodesPart
     runner_part: ExecutionsPart
-    store: FileRunStore
+    store: RunStore
     delivery: SinkDelivery
 
     # -- the clock ----------------------------------------------------------------------------
@@ -115,19 +118,6 @@ class AssembledBackend(RunsInStore):
     def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
         return self.runner_part.rendezvous_address(namespace, rendezvous, role)
 
-    # -- the run store ------------------------------------------------------------------------
-    def submit(self, run: BurnInRun) -> BurnInRun:
-        """Store a new run (a uid, namespace and creationTimestamp filled when missing)."""
-        if not run.metadata.uid:
-            meta = run.metadata.model_copy(update={"uid": str(uuid.uuid4())})
-            run = run.model_copy(update={"metadata": meta})
-        return self.store.create_run(run)
-
-    def _forget(self, run: BurnInRun) -> None:
-        uid = run.metadata.uid or ""
-        self.delivery.forget_run(uid)
-        self.runner_part.delete_owned(run.metadata.namespace or "default", run.name, uid)
-
     def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
         return self.store.get_profile(namespace, name)
 
@@ -141,3 +131,23 @@ class AssembledBackend(RunsInStore):
 
     def deliver(self, delivery: Delivery) -> bool:
         return self.delivery.deliver(delivery)
+
+
+class AssembledBackend(PartsBackend):
+    """The parts of a substrate whose runs live in a :class:`FileRunStore` (this host, Slurm):
+    it also says whether its executions run images (``runs_images``)."""
+
+    store: FileRunStore
+
+    # -- the run store ------------------------------------------------------------------------
+    def submit(self, run: BurnInRun) -> BurnInRun:
+        """Store a new run (a uid, namespace and creationTimestamp filled when missing)."""
+        if not run.metadata.uid:
+            meta = run.metadata.model_copy(update={"uid": str(uuid.uuid4())})
+            run = run.model_copy(update={"metadata": meta})
+        return self.store.create_run(run)
+
+    def _forget(self, run: BurnInRun) -> None:
+        uid = run.metadata.uid or ""
+        self.delivery.forget_run(uid)
+        self.runner_part.delete_owned(run.metadata.namespace or "default", run.name, uid)

@@ -34,7 +34,7 @@ from glimmer.api.profile import BurnInProfile
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import apply_annotations
-from glimmer.engine.backend import Conflict, NotFound
+from glimmer.engine.backend import Conflict, NotFound, RunStore
 
 SUFFIX = ".json"
 RunKey = tuple[str, str]
@@ -295,11 +295,12 @@ class FileRunStore(StoredRuns):
 
 
 class RunsInStore:
-    """The run-store part of a backend whose runs live in a :class:`StoredRuns` (``store``):
+    """The run-store part of a backend whose runs live in a store (``store``: a
+    :class:`StoredRuns`, or the Kubernetes API server's BurnInRuns):
     each call handed to the store, and :meth:`_forget` told when a run's delete completed, so
     the backend lets go of what it holds for that run (executions, the sinks' outbox)."""
 
-    store: StoredRuns
+    store: RunStore
 
     def _forget(self, run: BurnInRun) -> None:
         """The run is gone from the store: drop what the backend holds for it."""

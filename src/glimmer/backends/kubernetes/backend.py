@@ -12,6 +12,10 @@
 * **clock**: the wall clock (the cluster's timestamps are UTC wall times), or a faster one a
   test gives, the pods' timestamps read through it.
 
+Each member is handed to the part that owns it by
+:class:`~glimmer.backends.common.assembled.PartsBackend`, as for this host and Slurm; what is
+this substrate's own is how a run is created (the server fills its uid) and let go of.
+
 The client is lightkube's synchronous one (:mod:`.client` says why). The cluster's garbage
 collector deletes a deleted run's pods and Services by their owner references; the backend
 deletes them as well when the run's delete completes, so nothing of a run outlives it where no
@@ -22,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 
 from lightkube import Client
@@ -30,8 +33,9 @@ from lightkube import Client
 from glimmer.api.k8s import Toleration
 from glimmer.api.profile import BurnInProfile
 from glimmer.api.result import ArtifactRef
-from glimmer.api.run import BurnInRun, BurnInRunStatus
+from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.common.assembled import PartsBackend
 from glimmer.backends.common.clock import HostClock, SubstrateClock
 from glimmer.backends.common.delivery import SinkDelivery
 from glimmer.backends.kubernetes.artifacts import KubeArtifacts
@@ -42,20 +46,17 @@ from glimmer.backends.kubernetes.run_store import KubeRunStore
 from glimmer.contract.vocab import Artifact
 from glimmer.engine.backend import (
     BackendError,
-    Delivery,
-    ExecutionIndex,
-    ExecutionSpec,
-    NodeView,
-    Rendezvous,
 )
 from glimmer.sinks.sinkset import SinkSet
 
 
-class KubernetesBackend:
+class KubernetesBackend(PartsBackend):
     """A :class:`~glimmer.engine.backend.Backend` over the cluster ``client`` talks to (or
     the one ``kubeconfig`` names). ``profiles`` and ``tests`` answer names the cluster does
     not hold (the built-in library); ``sinks`` take the deliveries (None: recorded only);
     ``clock`` is the wall clock unless a test gives a faster one."""
+
+    store: KubeRunStore
 
     def __init__(
         self,
@@ -71,7 +72,9 @@ class KubernetesBackend:
         self.clock: SubstrateClock = clock or HostClock()
         self.nodes = KubeNodes(self.client)
         self.store = KubeRunStore(self.client, profiles=profiles, tests=tests)
-        self.pods = KubeExecutions(self.client, self.clock.from_host, self._tolerations)
+        self.pods = self.runner_part = KubeExecutions(
+            self.client, self.clock.from_host, self._tolerations
+        )
         self.artifacts = KubeArtifacts(self.client)
         self.delivery = SinkDelivery(sinks)
 
@@ -81,45 +84,6 @@ class KubernetesBackend:
         if found is None or found.metadata.uid != run_uid:
             return ()
         return list(found.spec.target.tolerations or ())
-
-    # -- the clock ----------------------------------------------------------------------------
-    def now(self) -> datetime:
-        return self.clock.now()
-
-    # -- nodes --------------------------------------------------------------------------------
-    def get_node(self, name: str) -> NodeView | None:
-        return self.nodes.get_node(name)
-
-    def list_nodes(self, selector: Mapping[str, str] | None = None) -> list[NodeView]:
-        return self.nodes.list_nodes(selector)
-
-    def update_node(
-        self,
-        name: str,
-        *,
-        unschedulable: bool | None = None,
-        annotations: Mapping[str, str | None] | None = None,
-    ) -> NodeView:
-        return self.nodes.update_node(name, unschedulable=unschedulable, annotations=annotations)
-
-    # -- executions ---------------------------------------------------------------------------
-    def executions(self, namespace: str, run: str, run_uid: str) -> ExecutionIndex:
-        return self.pods.executions(namespace, run, run_uid)
-
-    def create_execution(self, spec: ExecutionSpec) -> None:
-        self.pods.create_execution(spec)
-
-    def delete_execution(self, namespace: str, name: str) -> None:
-        self.pods.delete_execution(namespace, name)
-
-    def read_log(self, namespace: str, name: str) -> str:
-        return self.pods.read_log(namespace, name)
-
-    def ensure_rendezvous(self, service: Rendezvous) -> None:
-        self.pods.ensure_rendezvous(service)
-
-    def rendezvous_address(self, namespace: str, rendezvous: str, role: str) -> str:
-        return self.pods.rendezvous_address(namespace, rendezvous, role)
 
     # -- artifacts ----------------------------------------------------------------------------
     def store_artifacts(
@@ -132,33 +96,6 @@ class KubernetesBackend:
         """Create a new run (the server fills its uid, resourceVersion and creation time)."""
         return self.store.create_run(run)
 
-    def get_run(self, namespace: str, name: str) -> BurnInRun | None:
-        return self.store.get_run(namespace, name)
-
-    def list_runs(self) -> list[BurnInRun]:
-        return self.store.list_runs()
-
-    def write_status(self, run: BurnInRun, status: BurnInRunStatus) -> BurnInRun:
-        return self.store.write_status(run, status)
-
-    def write_metadata(
-        self,
-        run: BurnInRun,
-        *,
-        annotations: Mapping[str, str | None] | None = None,
-        finalizers: Sequence[str] | None = None,
-    ) -> BurnInRun:
-        written = self.store.write_metadata(run, annotations=annotations, finalizers=finalizers)
-        if written.metadata.deletion_timestamp is not None and not written.metadata.finalizers:
-            self._forget(written)  # the last finalizer gone: the delete completed
-        return written
-
-    def delete_run(self, namespace: str, name: str) -> None:
-        held = self.store.get_run(namespace, name)
-        self.store.delete_run(namespace, name)
-        if held is not None and not held.metadata.finalizers:
-            self._forget(held)
-
     def _forget(self, run: BurnInRun) -> None:
         uid = run.metadata.uid or ""
         self.delivery.forget_run(uid)
@@ -166,17 +103,3 @@ class KubernetesBackend:
         # references: a run already gone is not failed for it.
         with contextlib.suppress(BackendError):
             self.pods.delete_owned(run.metadata.namespace or "default", run.name, uid)
-
-    def get_profile(self, namespace: str, name: str) -> BurnInProfile | None:
-        return self.store.get_profile(namespace, name)
-
-    def get_tests(self, namespace: str) -> Mapping[str, BurnInTestSpec]:
-        return self.store.get_tests(namespace)
-
-    # -- delivery -----------------------------------------------------------------------------
-    @property
-    def describes_runs(self) -> bool:
-        return self.delivery.describes_runs
-
-    def deliver(self, delivery: Delivery) -> bool:
-        return self.delivery.deliver(delivery)
