@@ -42,8 +42,10 @@ def test_an_engine_killed_at_20_random_points_and_restarted_ends_as_an_uninterru
     slurm_cluster: SlurmCluster, tmp_path: Path
 ) -> None:
     nodes = slurm_cluster.nodes[:4]
+    # Long enough that 20 kill points fall inside the run: with one submit window per pass a
+    # 2 s test let the run end after 17 (the kills' own restarts are most of the engine's time).
     profile = profile_file(
-        tmp_path / "host.yaml", "host-kill", [host_health(t, duration=2) for t in TESTS]
+        tmp_path / "host.yaml", "host-kill", [host_health(t, duration=5) for t in TESTS]
     )
     state = tmp_path / "state"
     seed = int(os.environ.get("GLIMMER_KILL_SEED") or int.from_bytes(os.urandom(4), "big"))
