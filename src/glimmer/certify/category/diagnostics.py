@@ -7,7 +7,7 @@ from glimmer.certify.grouping import NodeInfo
 from glimmer.certify.jobs import DcgmJob
 from glimmer.certify.result import WORKLOAD, CategoryResult, FailedNode, GroupRun, dedupe
 from glimmer.certify.spec import Category
-from glimmer.certify.substrate import Substrate
+from glimmer.certify.substrate import Substrate, run_jobs
 
 
 def diag_reason(log: str) -> str:
@@ -26,8 +26,9 @@ def run_diagnostics(
     runs: list[GroupRun] = []
     failed: list[FailedNode] = []
     longest = 0.0
-    for n in nodes:
-        log = substrate.run(DcgmJob(n.name, level, seed))
+    # One job per node, each independent of the others: a substrate may run them side by side.
+    logs = run_jobs(substrate, [DcgmJob(n.name, level, seed) for n in nodes])
+    for n, log in zip(nodes, logs, strict=True):
         passed = log.exit_code == 0
         reason = "" if passed else diag_reason(log.text)
         longest = max(longest, log.elapsed_s)

@@ -11,7 +11,7 @@ and drives isolation, so a verdict means the same thing at every stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from glimmer.certify.isolate_types import Outcome, Probe
@@ -34,7 +34,7 @@ from glimmer.certify.measure.expect import (
 )
 from glimmer.certify.measure.threshold import ThresholdError, holds
 from glimmer.certify.result import THRESHOLD, WORKLOAD, GroupRun
-from glimmer.certify.substrate import Substrate
+from glimmer.certify.substrate import Substrate, run_jobs
 
 ITERS = 100  # nccl-tests -n (§2.2 numIterations default)
 JOB_OVERHEAD_S = 60.0  # pods scheduled, MPI launched, NCCL initialised
@@ -61,10 +61,27 @@ class NcclOracle:
             return None
         return network_expectation(fabric.rails, fabric.speed_gbps)
 
+    def job(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> NcclJob:
+        """The nccl-tests job of one group."""
+        return NcclJob(name, self.collective, nodes, nvlink, self.max_bytes, seed=self.seed)
+
     def judge(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> GroupRun:
         """Run and judge one group; the verdict is also kept under ``name``."""
-        job = NcclJob(name, self.collective, nodes, nvlink, self.max_bytes, seed=self.seed)
-        log = self.substrate.run(job)
+        job = self.job(name, nodes, nvlink)
+        return self._record(job, self.substrate.run(job))
+
+    def judge_all(
+        self, groups: Sequence[tuple[str, tuple[str, ...]]], nvlink: bool
+    ) -> list[GroupRun]:
+        """Run independent groups (``(name, nodes)``) side by side; judge each as :meth:`judge`."""
+        jobs = [self.job(name, nodes, nvlink) for name, nodes in groups]
+        return [
+            self._record(j, log)
+            for j, log in zip(jobs, run_jobs(self.substrate, jobs), strict=True)
+        ]
+
+    def _record(self, job: NcclJob, log: JobLog) -> GroupRun:
+        name, nodes, nvlink = job.name, job.nodes, job.nvlink
         rows = merge([], self.parser.parse(log.text))
         run = self._judge(name, nodes, nvlink, log, rows)
         self.runs[name] = run

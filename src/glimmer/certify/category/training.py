@@ -12,10 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from glimmer.certify.grouping import CLIQUE_LABEL, PRODUCT_LABEL, NodeInfo, mnnvl_on, partition
+from glimmer.certify.grouping import (
+    CLIQUE_LABEL,
+    PRODUCT_LABEL,
+    Group,
+    NodeInfo,
+    mnnvl_on,
+    partition,
+)
 from glimmer.certify.isolate import isolate
 from glimmer.certify.isolate_types import Diagnosis, Outcome, Probe
-from glimmer.certify.jobs import TrainingJob
+from glimmer.certify.jobs import JobLog, TrainingJob
 from glimmer.certify.measure.goodput import parse_training
 from glimmer.certify.result import (
     THRESHOLD,
@@ -28,7 +35,7 @@ from glimmer.certify.result import (
     isolation_of,
 )
 from glimmer.certify.spec import Category
-from glimmer.certify.substrate import Substrate
+from glimmer.certify.substrate import Substrate, run_jobs
 from glimmer.certify.training_gates import GOODPUT, STEP_TIME, TFLOPS, judge, training_gates
 
 # Isolation may bisect a training job down to one node (unless the category asks for more): a
@@ -53,9 +60,9 @@ class _Trainer:
         # job name -> the nodes its log blames for the failure, with the evidence
         self.blamed: dict[str, list[FailedNode]] = {}
 
-    def run(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> GroupRun:
+    def job(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> TrainingJob:
         o = self.options
-        job = TrainingJob(
+        return TrainingJob(
             name,
             nodes,
             o.max_steps,
@@ -65,7 +72,20 @@ class _Trainer:
             nvlink=nvlink,
             seed=self.seed,
         )
-        log = self.substrate.run(job)
+
+    def run(self, name: str, nodes: tuple[str, ...], nvlink: bool) -> GroupRun:
+        job = self.job(name, nodes, nvlink)
+        return self._judge(job, self.substrate.run(job))
+
+    def run_all(self, groups: Sequence[Group], nvlink: bool) -> list[GroupRun]:
+        """Run independent groups side by side; judge each as :meth:`run`."""
+        jobs = [self.job(g.name, g.nodes, nvlink) for g in groups]
+        logs = run_jobs(self.substrate, jobs)
+        return [self._judge(j, log) for j, log in zip(jobs, logs, strict=True)]
+
+    def _judge(self, job: TrainingJob, log: JobLog) -> GroupRun:
+        o = self.options
+        name, nodes, nvlink = job.name, job.nodes, job.nvlink
         got = parse_training(log.text)
         if got is not None:
             self.seconds[name] = got.training_time
@@ -153,7 +173,7 @@ def run_training_category(
     trainer = _Trainer(
         substrate, cat, {n.name: n.labels.get(PRODUCT_LABEL, "") for n in nodes}, seed
     )
-    runs = [trainer.run(g.name, g.nodes, mnnvl) for g in groups]
+    runs = trainer.run_all(groups, mnnvl)
     group_s = max(trainer.seconds.values(), default=0.0)
     failed: list[FailedNode] = []
     unexplained: dict[str, None] = {}  # nodes of failed jobs that named nobody, in order

@@ -72,6 +72,11 @@ class TwinSubstrate:
             return dcgm_log(self.twin, job)
         return run_training(self.twin, job, self.views)
 
+    def run_all(self, jobs: Sequence[Job]) -> list[JobLog]:
+        # The twin is read at time 0: a job's log depends on the job alone, never on which
+        # ran before or beside it, so one after the other is side by side.
+        return [self.run(j) for j in jobs]
+
 
 def fleet_twin(topology: Topology, planted: Sequence[FaultSpec]) -> FleetSim:
     """The twin a simulated certification runs on: ``topology`` with the ``--fault`` flags
