@@ -62,6 +62,10 @@ def test_kinds_scopes_and_short_names() -> None:
         "Certification": ("Namespaced", ["cert"]),
         "WorkloadRun": ("Namespaced", ["wlr"]),
         "LogProfile": ("Cluster", ["lp"]),
+        "Workflow": ("Namespaced", ["cwf"]),
+        "Job": ("Namespaced", ["cjob"]),
+        "GoodputMeasurement": ("Namespaced", ["gpm"]),
+        "BandwidthMeasurement": ("Namespaced", ["bwm"]),
     }
     assert {c["spec"]["group"] for c in CRDS.values()} == {"certify.glimmer.ai"}
 

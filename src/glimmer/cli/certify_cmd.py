@@ -127,7 +127,8 @@ def crds(
         ),
     ] = None,
 ) -> None:
-    """Print the CRDs of the certification kinds (Certification, WorkloadRun, LogProfile)."""
+    """Print the CRDs of the certification kinds (Certification, WorkloadRun, LogProfile,
+    Workflow, Job, GoodputMeasurement, BandwidthMeasurement)."""
     objs = all_certify_crds()
     write_manifests(objs, output_dir, crd_filename, crd_file_text, to_yaml(objs))
 

@@ -23,6 +23,15 @@ _READY = {
     "jsonPath": '.status.conditions[?(@.type=="Succeeded")].status',
 }
 
+
+def _condition(type_: str) -> dict[str, Any]:
+    return {
+        "name": type_,
+        "type": "string",
+        "jsonPath": f'.status.conditions[?(@.type=="{type_}")].status',
+    }
+
+
 PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
     "Certification": [
         {"name": "Categories", "type": "string", "jsonPath": ".spec.categories[*].variant"},
@@ -37,6 +46,36 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         _AGE,
     ],
     "LogProfile": [_AGE],
+    "Workflow": [
+        # The conditions that hold: one of the trio, with ValidationFailed beside it.
+        {
+            "name": "Phase",
+            "type": "string",
+            "jsonPath": '.status.conditions[?(@.status=="True")].type',
+        },
+        {"name": "Groups", "type": "integer", "jsonPath": ".status.orchestration.totalGroups"},
+        _AGE,
+    ],
+    "Job": [
+        _READY,
+        _condition("HardwareFailed"),
+        {
+            "name": "Nodes",
+            "type": "integer",
+            "jsonPath": ".spec.workload.trainJob.trainer.numNodes",
+        },
+        _AGE,
+    ],
+    "GoodputMeasurement": [
+        {"name": "Goodput", "type": "string", "jsonPath": ".status.result"},
+        _condition("Complete"),
+        _AGE,
+    ],
+    "BandwidthMeasurement": [
+        {"name": "Test", "type": "string", "jsonPath": ".spec.testType"},
+        _condition("Complete"),
+        _AGE,
+    ],
 }
 
 
