@@ -336,3 +336,27 @@ def from_doc(doc: Any, source: str = "") -> CertResult:
             f"{NOT_A_RESULT}: a field is missing or of the wrong type ({type(e).__name__}: {e})",
             Location(file=source or None),
         ) from None
+
+
+# ---- one category's document (a Workflow's ``<workflow>-result`` ConfigMap, issue 17) ---------
+
+
+def category_to_doc(c: CategoryResult) -> dict[str, Any]:
+    """One category's part of the result document, as the full document holds it."""
+    return _category_doc(c)
+
+
+def category_from_doc(doc: Any, source: str = "") -> CategoryResult:
+    """A CategoryResult from :func:`category_to_doc`'s document; InputError naming ``source``
+    (the ConfigMap and key it was read from) when it is not one."""
+    where = Location(file=source or None)
+    if not isinstance(doc, dict) or not all(k in doc for k in ("domain", "variant", "status")):
+        raise InputError("is not a certification category result (no domain/variant/status)", where)
+    try:
+        return _category(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise InputError(
+            f"is not a certification category result: a field is missing or of the wrong "
+            f"type ({type(e).__name__}: {e})",
+            where,
+        ) from None

@@ -10,9 +10,16 @@ node; training judges goodput and throughput per GPU, and names the node a faile
 names, else isolates the job's nodes as a failed collective's are.
 
 Nothing here knows which substrate it runs on (:class:`~glimmer.certify.substrate.Substrate`).
+The three steps are public because a cluster takes them apart (issue 17): the Certification
+selects the target once (:func:`target_nodes`), each Workflow runs its category in replay
+(:func:`run_category` over :class:`~glimmer.certify.replay.ReplaySubstrate`), and the report is
+assembled from the categories' results by the same :func:`cert_result` the direct path uses.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from glimmer.certify.category.communication import run_communication
 from glimmer.certify.category.diagnostics import run_diagnostics
@@ -24,18 +31,30 @@ from glimmer.certify.substrate import Substrate
 from glimmer.certify.target import arch_of, majority_arch, no_target, select, unknown_name
 
 
-def certify(substrate: Substrate, spec: CertSpec, *, seed: int = 0) -> CertResult:
-    """Run ``spec`` on ``substrate``; the result document. ``seed`` goes into every job (a
-    simulated substrate's noise follows it) and into the result."""
-    every = substrate.nodes()
-    unnamed = unknown_name(substrate.name, every, spec)
+@dataclass(frozen=True)
+class Targeted:
+    """The nodes a certification certifies (the majority architecture of its target), and
+    the targeted nodes it leaves out, with why."""
+
+    gpu: str
+    nodes: tuple[NodeInfo, ...]
+    excluded: tuple[str, ...] = ()
+    exclusion_reason: str = ""
+
+
+def target_nodes(
+    fleet: str, every: Sequence[NodeInfo], spec: CertSpec, taint_note: str = ""
+) -> Targeted:
+    """The target of ``spec`` among the nodes ``every`` of ``fleet``; InputError when a named
+    node is unknown or nothing is selected (``taint_note`` as Substrate.taint_note)."""
+    unnamed = unknown_name(fleet, every, spec)
     if unnamed is not None:
         raise unnamed
     targeted = select(every, spec)
     if not targeted:
-        raise no_target(substrate.name, every, spec, substrate.taint_note)
+        raise no_target(fleet, every, spec, taint_note)
     arch = majority_arch(targeted)
-    nodes = [n for n in targeted if arch_of(n) == arch]
+    nodes = tuple(n for n in targeted if arch_of(n) == arch)
     # By name, in a set: testing each NodeInfo against the list compared dataclasses pairwise,
     # quadratic in the fleet (most of a 16k-node certification's time).
     kept = {n.name for n in nodes}
@@ -43,24 +62,47 @@ def certify(substrate: Substrate, spec: CertSpec, *, seed: int = 0) -> CertResul
     reason = (
         f"target set has more than one GPU architecture; certified {arch} only" if excluded else ""
     )
-    cats = tuple(_category(substrate, c, nodes, seed) for c in spec.categories)
+    return Targeted(arch, nodes, excluded, reason)
+
+
+def cert_result(
+    spec: CertSpec,
+    fleet: str,
+    target: Targeted,
+    categories: Sequence[CategoryResult],
+    *,
+    seed: int,
+    platform: str,
+) -> CertResult:
+    """The result document of ``spec`` on ``target`` from its categories' results, in the
+    spec's order: the one assembly of the direct path and the cluster's report."""
     return CertResult(
         name=spec.name,
-        fleet=substrate.name,
-        gpu=arch,
-        total_nodes=len(nodes),
-        excluded_nodes=excluded,
-        exclusion_reason=reason,
-        categories=cats,
-        node_racks={n.name: n.labels.get(RACK_LABEL, "") for n in nodes},
+        fleet=fleet,
+        gpu=target.gpu,
+        total_nodes=len(target.nodes),
+        excluded_nodes=target.excluded,
+        exclusion_reason=target.exclusion_reason,
+        categories=tuple(categories),
+        node_racks={n.name: n.labels.get(RACK_LABEL, "") for n in target.nodes},
         seed=seed,
-        platform=substrate.platform,
+        platform=platform,
     )
 
 
-def _category(
+def certify(substrate: Substrate, spec: CertSpec, *, seed: int = 0) -> CertResult:
+    """Run ``spec`` on ``substrate``; the result document. ``seed`` goes into every job (a
+    simulated substrate's noise follows it) and into the result."""
+    target = target_nodes(substrate.name, substrate.nodes(), spec, substrate.taint_note)
+    nodes = list(target.nodes)
+    cats = [run_category(substrate, c, nodes, seed) for c in spec.categories]
+    return cert_result(spec, substrate.name, target, cats, seed=seed, platform=substrate.platform)
+
+
+def run_category(
     substrate: Substrate, cat: Category, nodes: list[NodeInfo], seed: int
 ) -> CategoryResult:
+    """Run one category over the certified ``nodes``."""
     if cat.kind == "nccl":
         return run_communication(substrate, cat, nodes, seed)
     if cat.kind == "dcgm":
