@@ -7,8 +7,8 @@ a replay asks for every job the core has run so far, and one LIST per reconcile 
 GET per finished job keeps a diagnose Workflow of a thousand DCGM jobs at one call. A Job
 submitted during the replay joins the list, so a second request of its key sees it as running.
 
-* :meth:`JobLedger.outcome` — the Job's frozen ``status.outcome`` (:mod:`.outcome_doc`), None
-  while it has none (running, or not created yet).
+* :meth:`JobLedger.outcome` — the Job's frozen ``status.outcome``
+  (:mod:`glimmer.certify.outcome`), None while it has none (running, or not created yet).
 * :meth:`JobLedger.submit` — create the Job create-if-absent by name: the spec from the
   Workflow's ``spec_for`` (the Job spec builder the Workflow controller hands in), labels
   ``managed-by``/``workflow``/``group``, annotation ``group-nodes``, owned by the Workflow.
@@ -23,11 +23,11 @@ from typing import Any
 
 from lightkube import Client
 
-from glimmer.backends.kubernetes.certify.outcome_doc import outcome_of
 from glimmer.backends.kubernetes.certify.resources import CERTIFY_API_VERSION, JOBS
 from glimmer.backends.kubernetes.errors import AlreadyExists, api_call
 from glimmer.backends.kubernetes.resources import as_dict
 from glimmer.certify.jobs import Job, JobLog
+from glimmer.certify.outcome import outcome_log
 from glimmer.certify.platform.vocab import (
     GROUP_LABEL,
     MANAGED_BY,
@@ -140,7 +140,10 @@ class JobLedger:
 
     def outcome(self, key: str) -> JobLog | None:
         job = self.jobs().get(key)
-        return outcome_of(job) if job is not None else None
+        doc = ((job or {}).get("status") or {}).get("outcome")
+        if doc is None:
+            return None
+        return outcome_log(doc, f"Job {self.namespace}/{key}")
 
     def submit(self, key: str, job: Job, nodes: tuple[str, ...]) -> None:
         known = self.jobs()
