@@ -26,6 +26,9 @@ from tools.k8s_standin.kubeconfig import write_kubeconfig
 
 REPO = Path(__file__).resolve().parents[3]
 CERTIFY_CRDS = REPO / "deploy" / "crds-certify"
+# Kubeflow Trainer's own CRDs (the schemas every TrainJob and TrainingRuntime write is checked
+# against), beside the repository as the Trainer stand-in reads them.
+TRAINER_CRDS = REPO.parent / "shared" / "schemas" / "kubeflow-trainer"
 NS = "default"
 CERTIFY = "/apis/certify.glimmer.ai/v1alpha1"
 H100 = "NVIDIA-H100-80GB-HBM3"
@@ -85,8 +88,9 @@ class CertifyAPI:
 
 @pytest.fixture
 def certify_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CertifyAPI]:
-    """A fresh API stand-in with every glimmer CRD, in a thread; its kubeconfig in $KUBECONFIG."""
-    with api_in_thread(crd_dirs=(GLIMMER_CRDS, CERTIFY_CRDS)) as running:
+    """A fresh API stand-in with every glimmer CRD and Trainer's, in a thread; its kubeconfig
+    in $KUBECONFIG."""
+    with api_in_thread(crd_dirs=(GLIMMER_CRDS, CERTIFY_CRDS, TRAINER_CRDS)) as running:
         config = write_kubeconfig(tmp_path / "kubeconfig", running.url, NS)
         monkeypatch.setenv("KUBECONFIG", str(config))
         with httpx.Client(base_url=running.url, timeout=30) as http:
@@ -220,3 +224,85 @@ def finish_job(
 
 
 # ---- helper E's fixtures below (append-only) -------------------------------------------------
+
+
+class JobClock:
+    """A cluster clock a test moves by hand (the Job controller reads ``now`` from it)."""
+
+    def __init__(self) -> None:
+        from datetime import UTC, datetime
+
+        self.at = datetime(2026, 12, 2, 3, 0, 0, tzinfo=UTC)
+
+    def now(self) -> Any:
+        return self.at
+
+    def advance(self, seconds: float) -> None:
+        from datetime import timedelta
+
+        self.at += timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True)
+class JobAPI:
+    """An API stand-in for the Job and measurement controllers' tests: the certify CRDs, a
+    permissive TrainJob CRD when no Trainer CRD is in the repository, pod logs served from
+    ``log_dir`` (written by the test, as a kubelet would), pods deleted at once."""
+
+    url: str
+    kubeconfig: Path
+    root: Path
+    log_dir: Path
+    http: httpx.Client
+    client: Client
+
+    def certify(self, plural: str, name: str = "", namespace: str = NS) -> str:
+        tail = f"/{name}" if name else ""
+        return f"{CERTIFY}/namespaces/{namespace}/{plural}{tail}"
+
+    def trainer(self, plural: str, name: str = "", namespace: str = NS) -> str:
+        tail = f"/{name}" if name else ""
+        return f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/{plural}{tail}"
+
+    def read(self, path: str) -> dict[str, Any] | None:
+        got = self.http.get(path)
+        if got.status_code == 404:
+            return None
+        assert got.status_code == 200, got.text
+        body: dict[str, Any] = got.json()
+        return body
+
+    def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        made = self.http.post(path, json=dict(body))
+        assert made.status_code == 201, made.text
+        out: dict[str, Any] = made.json()
+        return out
+
+    def put_status(self, path: str, status: Mapping[str, Any]) -> dict[str, Any]:
+        body = self.read(path)
+        assert body is not None, path
+        body["status"] = dict(status)
+        put = self.http.put(f"{path}/status", json=body)
+        assert put.status_code == 200, put.text
+        out: dict[str, Any] = put.json()
+        return out
+
+    def write_log(self, pod: str, text: str, namespace: str = NS) -> None:
+        folder = self.log_dir / namespace
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{pod}.log").write_text(text)
+
+
+@pytest.fixture
+def job_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[JobAPI]:
+    from tests.backends.kubernetes.certify.standin_crds import crd_dirs
+
+    log_dir = tmp_path / "pod-logs"
+    log_dir.mkdir()
+    with api_in_thread(
+        crd_dirs=crd_dirs(tmp_path), log_dir=log_dir, graceful_pod_deletion=False
+    ) as running:
+        config = write_kubeconfig(tmp_path / "kubeconfig", running.url, NS)
+        monkeypatch.setenv("KUBECONFIG", str(config))
+        with httpx.Client(base_url=running.url, timeout=30) as http:
+            yield JobAPI(running.url, config, tmp_path, log_dir, http, connect(config))
