@@ -1,0 +1,161 @@
+"""A Workflow's dependencies on the cluster (specs/certify.md §3.4, ADR-034, ADR-053).
+
+* **Order**: a dependency that names another (its JSON holds the other's name as a string)
+  comes after it; Kahn's algorithm with the original index as tie-breaker, the original order
+  when the names form a cycle. Deletion goes in reverse creation order.
+* **Identity**: each object created carries the tracking label ``certify.glimmer.ai/workflow``
+  and the annotation ``certify.glimmer.ai/workflow-uid`` (the Workflow's UID), and is owned by
+  the Workflow (cluster-scoped kinds cannot be). A name already taken is adopted only when the
+  object carries this Workflow's identity; a foreign one is a :class:`DependencyNameCollision`
+  (terminal), one being deleted is waited for.
+* **Refs** (``status.dependencyRefs``) say what was created, in creation order, with scope,
+  group and iteration, so deletion finds every copy even after a crash.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from glimmer.backends.kubernetes.errors import AlreadyExists
+from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY, WORKFLOW_LABEL
+from glimmer.engine.backend import BackendError, Conflict
+from glimmer.errors import GlimmerError
+from glimmer.operator.certify.certification_build import controlled_by, controller_ref
+from glimmer.operator.certify.workflow_cluster import Cluster, Obj, cluster_scoped, kind_of, meta
+
+WORKFLOW_UID_ANNOTATION = f"{GROUP}/workflow-uid"
+
+
+class DependencyNameCollision(GlimmerError):
+    """A dependency's name is held by an object of someone else (terminal for the Workflow)."""
+
+
+class DependencyPending(BackendError):
+    """A same-named object is being deleted: the next reconcile tries again."""
+
+
+def _name(dep: Any) -> str:
+    return str((dep.get("metadata") or {}).get("name", "")) if isinstance(dep, dict) else ""
+
+
+def creation_order(deps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``deps`` with every dependency after the ones it names (stable; a cycle keeps the
+    original order)."""
+    names = [_name(d) for d in deps]
+    texts = [json.dumps(d) for d in deps]
+    needs = {
+        i: {j for j, other in enumerate(names) if j != i and other and json.dumps(other) in t}
+        for i, t in enumerate(texts)
+    }
+    done: list[int] = []
+    left = set(range(len(deps)))
+    while left:
+        ready = sorted(i for i in left if needs[i] <= set(done))
+        if not ready:
+            return list(deps)  # a cycle: the author's order
+        done.append(ready[0])
+        left.discard(ready[0])
+    return [deps[i] for i in done]
+
+
+def has_identity(obj: Mapping[str, Any], workflow: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` was created for ``workflow`` (owner UID, the workflow-uid annotation,
+    or the legacy tracking label when neither is set)."""
+    uid = str(meta(workflow).get("uid") or "")
+    m = meta(obj)
+    if controlled_by(obj, uid):
+        return True
+    annotations = m.get("annotations") or {}
+    if WORKFLOW_UID_ANNOTATION in annotations:
+        return bool(annotations[WORKFLOW_UID_ANNOTATION] == uid)
+    return bool((m.get("labels") or {}).get(WORKFLOW_LABEL) == meta(workflow).get("name"))
+
+
+def prepared(dep: Mapping[str, Any], workflow: Mapping[str, Any]) -> Obj:
+    """The object to create for ``dep``: namespace defaulted, identity and owner added, the
+    catalog's ``when`` guard dropped."""
+    out: Obj = copy.deepcopy(dict(dep))
+    out.pop("when", None)
+    m = out.setdefault("metadata", {})
+    wm = meta(workflow)
+    kind = str(out.get("kind") or "")
+    if not cluster_scoped(kind):
+        m.setdefault("namespace", wm.get("namespace") or "default")
+        m["ownerReferences"] = [*(m.get("ownerReferences") or []), controller_ref(workflow)]
+    m["labels"] = {
+        **(m.get("labels") or {}),
+        MANAGED_BY_KEY: MANAGED_BY,
+        WORKFLOW_LABEL: str(wm.get("name") or ""),
+    }
+    m["annotations"] = {**(m.get("annotations") or {}), WORKFLOW_UID_ANNOTATION: wm.get("uid")}
+    return out
+
+
+def dependency_ref(obj: Mapping[str, Any], scope: str, group: str = "") -> Obj:
+    m = meta(obj)
+    ref: Obj = {
+        "apiVersion": str(obj.get("apiVersion") or "v1"),
+        "kind": str(obj.get("kind") or ""),
+        "name": str(m.get("name") or ""),
+        "scope": scope,
+    }
+    if m.get("namespace"):
+        ref["namespace"] = m["namespace"]
+    if group:
+        ref["groupName"] = group
+    return ref
+
+
+def ensure(
+    cluster: Cluster,
+    deps: Sequence[Mapping[str, Any]],
+    workflow: Mapping[str, Any],
+    scope: str = "workflow",
+    group: str = "",
+) -> list[Obj]:
+    """Create every dependency missing, in creation order (idempotent); their refs."""
+    refs: list[Obj] = []
+    for dep in creation_order(deps):
+        body = prepared(dep, workflow)
+        kind = kind_of(body)
+        namespace = meta(body).get("namespace")
+        try:
+            cluster.create(kind, body, namespace)
+        except AlreadyExists:
+            found = cluster.get(kind, _name(body), namespace)
+            if found is None or meta(found).get("deletionTimestamp"):
+                raise DependencyPending(
+                    f"{body.get('kind')} {namespace}/{_name(body)} is being deleted"
+                ) from None
+            if not has_identity(found, workflow):
+                raise DependencyNameCollision(
+                    f"{body.get('kind')} {namespace}/{_name(body)} exists and was not created "
+                    f"for Workflow {meta(workflow).get('name')}"
+                ) from None
+        refs.append(dependency_ref(body, scope, group))
+    return refs
+
+
+def delete_in_reverse(
+    cluster: Cluster, refs: Sequence[Mapping[str, Any]], workflow: Mapping[str, Any]
+) -> int:
+    """Delete the dependencies of ``refs`` in reverse creation order, only those carrying
+    ``workflow``'s identity, each with a UID precondition; how many still exist (being
+    deleted)."""
+    left = 0
+    for ref in reversed(list(refs)):
+        kind = kind_of(ref)
+        namespace = ref.get("namespace")
+        found = cluster.get(kind, str(ref["name"]), namespace)
+        if found is None or not has_identity(found, workflow):
+            continue
+        try:
+            cluster.delete(kind, str(ref["name"]), namespace, uid=str(meta(found).get("uid")))
+        except Conflict:
+            continue  # replaced by another object since the read: not ours
+        if cluster.get(kind, str(ref["name"]), namespace) is not None:
+            left += 1
+    return left

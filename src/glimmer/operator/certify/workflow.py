@@ -1,0 +1,460 @@
+"""The Workflow controller (specs/certify.md §3.2, §3.4): discovery, overrides, dependencies,
+then the category's certification core in replay, one Job per core job.
+
+One reconcile reads the Workflow live and:
+
+1. deleting (ADR-053) → deletes its Jobs (UID precondition) and waits until none remain, then
+   its dependencies in reverse creation order (only those with its identity), then drops the
+   finalizer;
+2. terminal → nothing (Jobs, dependencies and results stay until the Workflow is deleted: the
+   report reads them);
+3. first reconcile → discovery (:mod:`.workflow_discovery`), the overrides matched against the
+   detected platform and architecture (``OverrideError``), the checkpoint PVC check, the
+   gang-scheduling contract re-checked after them (``GangSchedulingConflict``); the nodes kept in
+   ConfigMap ``group-nodes-<uid8>`` and the detection in status (``GroupsPartitioned``);
+4. the workflow-scoped dependencies ensured in topological order (idempotent);
+5. the core replayed (:mod:`.workflow_run`): Jobs pending → the groups' progress written, the
+   next reconcile on a Job event or the safety-net poll; the core done → the node-result
+   ConfigMaps, ``<workflow>-result``, and ``Succeeded/JobCompleted`` or ``Failed`` with
+   ``JobHardwareFailed`` / ``JobValidationFailed`` / ``IterationsFailed`` (and
+   ``ValidationFailed=True`` when a failed Job failed its thresholds).
+
+Terminal failures are written as conditions, never raised; anything else raised (an API error,
+a lost race) is retried by the caller from a fresh read.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from glimmer.backends.kubernetes.certify.ledger import JobLedger, JobNameCollision
+from glimmer.backends.kubernetes.certify.resources import JOBS, WORKFLOWS
+from glimmer.backends.kubernetes.errors import AlreadyExists
+from glimmer.certify.attribution import (
+    FAILED_KEY,
+    SUCCEEDED_KEY,
+    failed_nodes_payload,
+    result_configmap_names,
+    succeeded_nodes_payload,
+    union_failed_nodes,
+)
+from glimmer.certify.catalog.scope import job_scoped
+from glimmer.certify.job_spec import job_parts
+from glimmer.certify.jobs import Job
+from glimmer.certify.platform.errors import PlatformError
+from glimmer.certify.platform.overrides import apply_overrides
+from glimmer.certify.platform.validate_gang import validate_resolved_job_template
+from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY, WORKFLOW_LABEL
+from glimmer.certify.platform.walk import get_path
+from glimmer.certify.platform.when import MatchContext
+from glimmer.certify.replay import JobsPending, ReplaySubstrate
+from glimmer.certify.result import HARDWARE, CategoryResult, FailedNode, category_to_doc
+from glimmer.certify.run import Targeted, run_category
+from glimmer.engine.backend import Conflict
+from glimmer.operator.certify.certification_build import controlled_by, controller_ref
+from glimmer.operator.certify.certification_conditions import (
+    FAILED,
+    IN_PROGRESS,
+    SUCCEEDED,
+    VALIDATION_FAILED,
+    is_true,
+    set_condition,
+    set_exclusive,
+    terminal,
+)
+from glimmer.operator.certify.dependencies import (
+    DependencyNameCollision,
+    DependencyPending,
+    ensure,
+)
+from glimmer.operator.certify.dependencies import delete_in_reverse as delete_dependencies
+from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
+from glimmer.operator.certify.workflow_discovery import Refused, category_of, discover
+from glimmer.operator.certify.workflow_result import (
+    CATEGORY_KEY,
+    PLATFORM_KEY,
+    TARGET_KEY,
+    configmap,
+    result_name,
+    target_from_text,
+    target_text,
+)
+from glimmer.operator.certify.workflow_run import run_workload
+
+FINALIZER = f"{GROUP}/workflow-finalizer"
+CONFIGMAPS = resource_for("v1", "ConfigMap")
+NODES_KEY = "target.json"
+DELETION_POLL = 1.0
+
+
+def group_nodes_name(uid: str) -> str:
+    return f"group-nodes-{uid[:8]}"
+
+
+class WorkflowController:
+    """Reconciles Workflows through ``cluster``; ``now`` is the operator's clock and ``poll``
+    the safety-net requeue while Jobs run (a Job event comes sooner)."""
+
+    def __init__(self, cluster: Cluster, now: Callable[[], datetime], poll: float = 15.0) -> None:
+        self.cluster = cluster
+        self.now = now
+        self.poll = poll
+
+    def reconcile(self, namespace: str, name: str) -> float | None:
+        wf = self.cluster.get(WORKFLOWS, name, namespace)
+        if wf is None:
+            return None
+        if meta(wf).get("deletionTimestamp"):
+            return self._finalize(wf)
+        if FINALIZER not in (meta(wf).get("finalizers") or ()):
+            wf = self.cluster.replace(
+                WORKFLOWS,
+                {**wf, "metadata": {**meta(wf), "finalizers": [*_finalizers(wf), FINALIZER]}},
+            )
+        status: Obj = dict(wf.get("status") or {})
+        if terminal(status.get("conditions")):
+            return None
+        try:
+            return self._run(wf, status)
+        except Refused as e:
+            self._write(wf, status, FAILED, e.reason, e.message)
+            return None
+
+    # -- a pass -------------------------------------------------------------------------------
+
+    def _run(self, wf: Obj, status: Obj) -> float | None:
+        target, platform = self._discovered(wf, status)
+        if target is None:
+            return 0.0  # discovery written; the next reconcile runs from the kept nodes
+        spec = self._effective(wf, platform, target.gpu)
+        try:
+            refs = ensure(self.cluster, self._workflow_scoped(wf, spec), wf)
+        except DependencyNameCollision as e:
+            raise Refused("DependencyNameCollision", str(e)) from None
+        except DependencyPending:
+            return self.poll
+        status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), refs)
+        made: list[Obj] = []
+        runnable = {**wf, "spec": spec}
+        ledger = JobLedger(self.cluster.client, runnable, self._spec_for(runnable, made))
+        substrate = ReplaySubstrate(
+            list(target.nodes),
+            lambda _nodes: None,  # a cluster knows no fabric: thresholds or NVLink decide
+            ledger,
+            f"{meta(wf).get('namespace')}/{meta(wf).get('name')}",
+            platform,
+            workflow=str(meta(wf).get("name")),
+        )
+        category = category_of(wf)
+        try:
+            if category is not None:
+                result = run_category(substrate, category, list(target.nodes), 0)
+            else:
+                result = run_workload(substrate, str(meta(wf).get("name")), spec, target.nodes)
+        except JobsPending as pending:
+            status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), made)
+            jobs = ledger.jobs()
+            status["orchestration"] = {
+                **(status.get("orchestration") or {}),
+                "groups": _groups(jobs.values()),
+            }
+            running = len(pending.submitted)
+            self._write(
+                wf,
+                status,
+                IN_PROGRESS,
+                "JobsRunning",
+                f"{running} job(s) running, {substrate.finished} finished",
+            )
+            return self.poll
+        except JobNameCollision as e:
+            raise Refused("JobNameCollision", str(e)) from None
+        status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), made)
+        self._complete(wf, status, spec, target, platform, result, ledger.jobs())
+        return None
+
+    def _discovered(self, wf: Obj, status: Obj) -> tuple[Targeted | None, str]:
+        """The kept nodes and platform; on the first reconcile, discovery written first."""
+        orch = status.get("orchestration") or {}
+        uid = str(meta(wf).get("uid") or "")
+        namespace = str(meta(wf).get("namespace") or "default")
+        kept = self.cluster.get(CONFIGMAPS, group_nodes_name(uid), namespace)
+        if kept is not None and NODES_KEY in (kept.get("data") or {}):
+            return target_from_text(kept["data"][NODES_KEY]), str(orch.get("detectedPlatform"))
+        found = discover(wf, wf.get("spec") or {}, self.cluster.nodes())
+        spec, applied = self._overridden(wf, found.platform, found.target.gpu)
+        self._check(spec)
+        record = configmap(
+            group_nodes_name(uid),
+            namespace,
+            {NODES_KEY: target_text(found.target)},
+            controller_ref(wf),
+            {MANAGED_BY_KEY: MANAGED_BY, WORKFLOW_LABEL: str(meta(wf).get("name"))},
+        )
+        with contextlib.suppress(AlreadyExists):
+            self.cluster.create(CONFIGMAPS, record, namespace)
+        status["groupNodesRef"] = {"kind": "ConfigMap", "name": group_nodes_name(uid)}
+        status["orchestration"] = {
+            **orch,
+            "totalNodes": len(found.target.nodes),
+            "currentIteration": 1,
+            "detectedPlatform": found.platform,
+            "detectedGPUArchitecture": found.target.gpu,
+            "appliedOverrides": applied,
+        }
+        if found.target.excluded:
+            status["orchestration"]["excludedNodes"] = list(found.target.excluded)
+            status["orchestration"]["exclusionReason"] = found.target.exclusion_reason
+        for a in applied:
+            if a.get("noOp"):
+                self._note(wf, "OverrideNoOp", f"override {a['index']} ({a['when']}) matched "
+                           "but produced no changes — check field paths", warning=True)  # fmt: skip
+            else:
+                self._note(wf, "OverrideApplied", f"override {a['index']}: {a['patches']}")
+        self._write(
+            wf,
+            status,
+            IN_PROGRESS,
+            "GroupsPartitioned",
+            f"Discovered {len(found.target.nodes)} nodes on {found.platform} ({found.target.gpu})",
+        )
+        return None, found.platform
+
+    # -- the spec as it runs ------------------------------------------------------------------
+
+    def _overridden(self, wf: Obj, platform: str, arch: str) -> tuple[Obj, list[Obj]]:
+        spec = dict(wf.get("spec") or {})
+        overrides = spec.pop("overrides", None) or []
+        ctx = MatchContext(platform, arch)
+        try:
+            out, applied = apply_overrides(spec, overrides, ctx)
+        except PlatformError as e:
+            raise Refused("OverrideError", e.message) from None
+        return out, [
+            {"index": a.index, "when": a.when, "patches": a.patches, "noOp": a.no_op}
+            for a in applied
+        ]
+
+    def _effective(self, wf: Obj, platform: str, arch: str) -> Obj:
+        spec, _ = self._overridden(wf, platform, arch)
+        return self._check(spec)
+
+    def _check(self, spec: Obj) -> Obj:
+        """The checkpoint PVC among the dependencies, and the gang contract after overrides."""
+        template = get_path(spec, "jobTemplate", "spec") or {}
+        deps = spec.get("dependencies") or []
+        pvc = get_path(template, "checkpoint", "pvcName")
+        if pvc and pvc not in {(d.get("metadata") or {}).get("name") for d in deps}:
+            raise Refused(
+                "CheckpointPVCMissing", f"Checkpoint requires PVC {pvc!r} in dependencies"
+            )
+        try:
+            checked = validate_resolved_job_template(template, deps, spec.get("gangScheduler"))
+        except PlatformError as e:
+            raise Refused("GangSchedulingConflict", e.message) from None
+        return {**spec, "jobTemplate": {**(spec.get("jobTemplate") or {}), "spec": checked}}
+
+    def _workflow_scoped(self, wf: Obj, spec: Obj) -> list[Obj]:
+        template = get_path(spec, "jobTemplate", "spec") or {}
+        deps = spec.get("dependencies") or []
+        copied = set(job_scoped(deps, template))
+        return [d for d in deps if (d.get("metadata") or {}).get("name") not in copied]
+
+    def _spec_for(
+        self, wf: Obj, made: list[Obj]
+    ) -> Callable[[str, Job, tuple[str, ...]], Mapping[str, Any]]:
+        """The ledger's Job spec builder: the job's own dependency copies created first."""
+        name = str(meta(wf).get("name"))
+
+        def spec_for(key: str, job: Job, nodes: tuple[str, ...]) -> Mapping[str, Any]:
+            parts = job_parts(name, wf["spec"], key, job, nodes)
+            try:
+                made.extend(ensure(self.cluster, parts.dependencies, wf, "job", key))
+            except DependencyNameCollision as e:
+                raise Refused("DependencyNameCollision", str(e)) from None
+            return parts.spec
+
+        return spec_for
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def _complete(
+        self,
+        wf: Obj,
+        status: Obj,
+        spec: Obj,
+        target: Targeted,
+        platform: str,
+        result: CategoryResult,
+        jobs: Mapping[str, Obj],
+    ) -> None:
+        namespace = str(meta(wf).get("namespace") or "default")
+        uid = str(meta(wf).get("uid") or "")
+        hardware = [
+            FailedNode(str(f["name"]), HARDWARE, str(f.get("message") or ""))
+            for j in jobs.values()
+            for f in (j.get("status") or {}).get("failedNodes") or ()
+            if f.get("reason") == HARDWARE
+        ]
+        failed = union_failed_nodes(result.failed_nodes, hardware)
+        if hardware:
+            result = dataclasses.replace(result, status=FAILED, failed_nodes=tuple(failed))
+        bad = {f.name for f in failed}
+        healthy = [n.name for n in target.nodes if n.name not in bad]
+        failed_cm, succeeded_cm = result_configmap_names(uid)
+        owner = controller_ref(wf)
+        labels = {MANAGED_BY_KEY: MANAGED_BY, WORKFLOW_LABEL: str(meta(wf).get("name"))}
+        for name, key, payload in (
+            (failed_cm, FAILED_KEY, failed_nodes_payload(failed)),
+            (succeeded_cm, SUCCEEDED_KEY, succeeded_nodes_payload(healthy)),
+        ):
+            body = configmap(name, namespace, {}, owner, labels)
+            body["binaryData"] = {key: base64.b64encode(payload).decode()}
+            with contextlib.suppress(AlreadyExists):
+                self.cluster.create(CONFIGMAPS, body, namespace)
+        doc = {
+            CATEGORY_KEY: json.dumps(category_to_doc(result), sort_keys=True),
+            TARGET_KEY: target_text(target),
+            PLATFORM_KEY: platform,
+        }
+        with contextlib.suppress(AlreadyExists):
+            self.cluster.create(
+                CONFIGMAPS,
+                configmap(result_name(str(meta(wf).get("name"))), namespace, doc, owner, labels),
+                namespace,
+            )
+        status["failedNodesRef"] = {"kind": "ConfigMap", "name": failed_cm}
+        status["succeededNodesRef"] = {"kind": "ConfigMap", "name": succeeded_cm}
+        status["orchestration"] = {
+            **(status.get("orchestration") or {}),
+            "groups": _groups(jobs.values()),
+            "nodesPerJob": result.nodes_per_job,
+            "totalGroups": len(result.groups),
+            "completedIterations": 1,
+        }
+        if result.isolation is not None:
+            status["orchestration"]["diagnose"] = {
+                "stage": "complete",
+                "round": result.isolation.rounds,
+                "healthyNodes": healthy,
+                "confirmedFaultyNodes": sorted(bad),
+            }
+        failed_jobs = [j for j in jobs.values() if is_true(_conds(j), FAILED)]
+        thresholds = get_path(spec, "validation", "performance", "thresholds", "thresholds")
+        invalid = [j for j in jobs.values() if is_true(_conds(j), VALIDATION_FAILED)]
+        conditions = status.get("conditions")
+        if invalid:
+            conditions = set_condition(
+                conditions, VALIDATION_FAILED, True, "JobValidationFailed",
+                "One or more Jobs failed performance threshold validation", self.now(),
+            )  # fmt: skip
+        elif thresholds:
+            conditions = set_condition(
+                conditions, VALIDATION_FAILED, False, "ThresholdsPassed",
+                "Thresholds evaluated and passed", self.now(),
+            )  # fmt: skip
+        status["conditions"] = conditions
+        if result.passed:
+            self._write(
+                wf, status, SUCCEEDED, "JobCompleted", "All 1 iterations completed successfully"
+            )
+            return
+        if any(is_true(_conds(j), "HardwareFailed") for j in jobs.values()) or hardware:
+            reason = "JobHardwareFailed"
+        elif invalid:
+            reason = "JobValidationFailed"
+        else:
+            reason = "IterationsFailed"
+        groups = sum(1 for g in result.groups if not g.passed) or len(failed_jobs)
+        message = f"{groups} groups failed across 1 iterations"
+        if reason == "JobHardwareFailed":
+            message += "; hardware failures occurred on one or more nodes"
+        self._write(wf, status, FAILED, reason, f"{message}: {result.failure_reason}".rstrip(": "))
+
+    # -- deletion -----------------------------------------------------------------------------
+
+    def _finalize(self, wf: Obj) -> float | None:
+        if FINALIZER not in _finalizers(wf):
+            return None
+        namespace = str(meta(wf).get("namespace") or "default")
+        uid = str(meta(wf).get("uid") or "")
+        jobs = self.cluster.items(JOBS, namespace, {WORKFLOW_LABEL: str(meta(wf).get("name"))})
+        mine = [j for j in jobs if controlled_by(j, uid)]
+        for job in mine:
+            if not meta(job).get("deletionTimestamp"):
+                with contextlib.suppress(Conflict):
+                    self.cluster.delete(JOBS, meta(job)["name"], namespace, uid=meta(job)["uid"])
+        if mine:
+            return DELETION_POLL  # until every Job is gone (their finalizers wait for pods)
+        refs = (wf.get("status") or {}).get("dependencyRefs") or []
+        if delete_dependencies(self.cluster, refs, wf):
+            return DELETION_POLL
+        kept = [f for f in _finalizers(wf) if f != FINALIZER]
+        self.cluster.replace(WORKFLOWS, {**wf, "metadata": {**meta(wf), "finalizers": kept}})
+        return None
+
+    # -- status -------------------------------------------------------------------------------
+
+    def _write(self, wf: Obj, status: Obj, kind: str, reason: str, message: str) -> None:
+        conditions, moved = set_exclusive(
+            status.get("conditions"), kind, reason, message, self.now()
+        )
+        new = {**status, "conditions": conditions}
+        if new == (wf.get("status") or {}):
+            return
+        self.cluster.write_status(WORKFLOWS, {**wf, "status": new})
+        if moved is not None and moved.old != moved.new:
+            self.cluster.event(wf, reason, message, warning=moved.warning, at=self.now())
+
+    def _note(self, wf: Obj, reason: str, message: str, *, warning: bool = False) -> None:
+        self.cluster.event(wf, reason, message, warning=warning, at=self.now())
+
+
+def _finalizers(obj: Mapping[str, Any]) -> list[str]:
+    return list(meta(obj).get("finalizers") or ())
+
+
+def _conds(obj: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    found: Sequence[Mapping[str, Any]] = (obj.get("status") or {}).get("conditions") or ()
+    return found
+
+
+def _merge_refs(
+    old: Sequence[Mapping[str, Any]] | None, new: Sequence[Mapping[str, Any]]
+) -> list[Obj]:
+    """Refs in creation order, each once."""
+    out = [dict(r) for r in old or ()]
+    seen = {(r.get("kind"), r.get("namespace"), r.get("name")) for r in out}
+    for r in new:
+        key = (r.get("kind"), r.get("namespace"), r.get("name"))
+        if key not in seen:
+            seen.add(key)
+            out.append(dict(r))
+    return out
+
+
+def _groups(jobs: Sequence[Mapping[str, Any]] | Any) -> list[Obj]:
+    """The groups as the Jobs show them, in creation order."""
+    out = []
+    for job in jobs:
+        m = meta(job)
+        conds = _conds(job)
+        phase = "Running"
+        if is_true(conds, SUCCEEDED):
+            phase = "Succeeded"
+        elif is_true(conds, FAILED):
+            phase = "Failed"
+        out.append(
+            {
+                "name": str((m.get("labels") or {}).get(f"{GROUP}/group") or m.get("name")),
+                "phase": phase,
+                "jobRef": str(m.get("name")),
+            }
+        )
+    return out
