@@ -155,8 +155,8 @@ class ReplaySubstrate:
     def run_all(self, jobs: Sequence[Job]) -> list[JobLog]:
         keyed = [(self.key_for(j), j) for j in jobs]
         logs: list[JobLog | None] = [self._ledger.outcome(k) for k, _ in keyed]
+        self.finished += sum(log is not None for log in logs)
         if all(log is not None for log in logs):
-            self.finished += len(logs)
             return [log for log in logs if log is not None]
         # Jobs sharing a node must not run at once (an overflow group borrows nodes): the first
         # unfinished one of a node is submitted, a later one waits for a later replay.
