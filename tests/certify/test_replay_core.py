@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,6 +34,7 @@ from glimmer.certify.result import (
 )
 from glimmer.certify.run import cert_result, certify, run_category, target_nodes
 from glimmer.certify.spec import Category, CertSpec, from_text
+from glimmer.errors import InputError
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim
@@ -248,3 +250,13 @@ def test_replay_equals_direct_over_random_faults(
         {"nodeNames": NVL[:8]},
     )
     assert _replayed_certify(twin, spec, seed) == certify(TwinSubstrate(twin), spec, seed=seed)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [[], {"domain": "communication"}, {"domain": "d", "variant": "v", "status": "S", "groups": 3}],
+)
+def test_a_category_document_that_is_none_names_where_it_was_read(doc: Any) -> None:
+    with pytest.raises(InputError, match="is not a certification category result") as e:
+        category_from_doc(doc, "ConfigMap default/w-result category.json")
+    assert str(e.value).startswith("ConfigMap default/w-result category.json")
