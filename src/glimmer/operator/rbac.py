@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 GROUP = "burnin.glimmer.ai"
+CERTIFY = "certify.glimmer.ai"
+TRAINER = "trainer.kubeflow.org"
 KOPF_GROUP = "kopf.dev"
 CLUSTER_ROLE = "glimmer-operator"
 
@@ -48,7 +50,13 @@ GRANTS: tuple[Grant, ...] = (
           "deleted (TTL) are deleted too where no garbage collector got to them first",
           unobserved=("delete",)),
     Grant("", "events", ("create",), "HardwareDrift and run notices (kubectl describe)"),
-    Grant("", "configmaps", ("create", "get", "update"), "the ConfigMap sink and its rollovers"),
+    Grant("", "configmaps", ("create", "delete", "get", "update"),
+          "the ConfigMap sink and its rollovers; certification's node results, category results "
+          "and reports; a Workflow's ConfigMap dependencies, deleted with it",
+          unobserved=("delete",)),
+    Grant("", "persistentvolumeclaims", ("create", "delete", "get"),
+          "a Workflow's checkpoint PVC dependency (§3.4), deleted in reverse creation order",
+          unobserved=("create", "delete", "get")),
     Grant("", "secrets", ("get",), "a webhook sink's bearer token, by name, at each send"),
     Grant("", "namespaces", ("get",), "kube-system's UID names the cluster in every envelope"),
     # -- burn-in kinds ------------------------------------------------------------------------
@@ -66,6 +74,40 @@ GRANTS: tuple[Grant, ...] = (
     Grant(GROUP, "nodefingerprints", ("create", "get", "list", "watch"),
           "one per Node, created when missing; a deleted one is recaptured"),
     Grant(GROUP, "nodefingerprints/status", ("update",), "the observed identity and drift"),
+    # -- certification kinds (issue 17; a burn-in drive serves none of them) -----------------
+    Grant(CERTIFY, "certifications", ("get", "list", "update", "watch"),
+          "certifications: watched, read live, their finalizer added and dropped",
+          unobserved=("get", "list", "update", "watch")),
+    Grant(CERTIFY, "certifications/status", ("update",),
+          "category statuses and the condition trio, at the resourceVersion read",
+          unobserved=("update",)),
+    Grant(CERTIFY, "workflows", ("create", "delete", "get", "list", "update", "watch"),
+          "one per category or WorkloadRun, created by name, read live, deleted with a UID "
+          "precondition by the Certification that controls it; the finalizer",
+          unobserved=("create", "delete", "get", "list", "update", "watch")),
+    Grant(CERTIFY, "workflows/status", ("update",),
+          "discovery, groups, dependency refs, node-result refs, the condition trio",
+          unobserved=("update",)),
+    Grant(CERTIFY, "workloadruns", ("get", "list", "watch"), "WorkloadRuns: watched, read live",
+          unobserved=("get", "list", "watch")),
+    Grant(CERTIFY, "workloadruns/status", ("update",), "the Workflow's state mirrored",
+          unobserved=("update",)),
+    Grant(CERTIFY, "jobs", ("create", "delete", "get", "list", "watch"),
+          "the replayed core's jobs: created if absent by name, listed by workflow label once "
+          "per replay, deleted (UID precondition) before a Workflow's dependencies",
+          unobserved=("create", "delete", "get", "list", "watch")),
+    Grant(TRAINER, "trainingruntimes", ("create", "delete", "get"),
+          "a Workflow's runtime dependency and its job-scoped copies (§3.4)",
+          unobserved=("create", "delete", "get")),
+    Grant(TRAINER, "clustertrainingruntimes", ("create", "delete", "get"),
+          "a cluster-scoped runtime dependency (never job-scoped)",
+          unobserved=("create", "delete", "get")),
+    Grant("resource.k8s.io", "resourceclaimtemplates", ("create", "delete", "get"),
+          "the DRA claim templates an NVLink entry's dependencies declare",
+          unobserved=("create", "delete", "get")),
+    Grant("resource.nvidia.com", "computedomains", ("create", "delete", "get"),
+          "the ComputeDomain an MNNVL entry's dependencies declare",
+          unobserved=("create", "delete", "get")),
     # -- kopf itself ----------------------------------------------------------------------------
     Grant("apiextensions.k8s.io", "customresourcedefinitions", ("list", "watch"),
           "kopf's resource observer: the kinds served change when a CRD is applied"),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import kopf
 
-from glimmer.operator import exporter, fingerprints, login, runs, schedules
+from glimmer.operator import certify, exporter, fingerprints, login, runs, schedules
 from glimmer.operator.context import OperatorContext
 
 
@@ -25,6 +25,7 @@ def assemble(
     handlers = runs.register(registry, context)
     schedules.register(registry, context)
     fingerprints.register(registry, context)
+    certify.register(registry, context)
     if metrics is not None:
         exporter.register(registry, context, host=metrics[0], port=metrics[1])
     return registry, handlers.passes.drain
