@@ -23,12 +23,15 @@ from glimmer.certify.discovery import (
     check_nodes_required,
     choose_architecture,
     discover,
+    discover_for_category,
+    discover_for_workflow,
     discover_target_nodes,
     still_waiting,
     waiting_message,
     with_capacity,
     workload_gpus_per_node,
 )
+from glimmer.certify.platform.detect import HeterogeneousPlatform
 
 H100 = "NVIDIA-H100-80GB-HBM3"
 GB200 = "NVIDIA-GB200"
@@ -256,3 +259,17 @@ def test_a_certification_waits_five_minutes_for_nodes() -> None:
     )
     assert "<all nodes>" in waiting_message(None, T0, T0 + timedelta(minutes=9))
     assert "waiting 0s more" in waiting_message(None, T0, T0 + timedelta(minutes=9))
+
+
+def test_the_workflow_path_needs_one_platform_the_category_path_takes_the_first() -> None:
+    aws = node("a")
+    aws["spec"]["providerID"] = "aws:///i-1"
+    gcp = node("b")
+    gcp["spec"]["providerID"] = "gce://p/z/b"
+    assert discover_for_category([gcp, aws], None).platform == "aws"  # "a" sorts first
+    assert discover_for_workflow([aws], None).platform == "aws"
+    with pytest.raises(HeterogeneousPlatform, match=r"aws: a; gcp: b"):
+        discover_for_workflow([gcp, aws], None)
+    # Only discovered nodes count: a cordoned node on another platform is no disagreement.
+    gcp["spec"]["unschedulable"] = True
+    assert discover_for_workflow([gcp, aws], None).platform == "aws"

@@ -23,7 +23,9 @@ from glimmer.certify.grouping import NodeInfo, Taint
 from glimmer.certify.platform.detect import (
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
+    agreed_platform,
     allocatable_count,
+    first_node_platform,
     node_labels,
     node_name,
 )
@@ -279,6 +281,7 @@ class Discovery:
     arch_excluded: tuple[str, ...] = ()
     capacity_short: tuple[tuple[str, int], ...] = ()
     reasons: tuple[str, ...] = ()
+    platform: str = ""  # set by discover_for_workflow / discover_for_category
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -327,6 +330,24 @@ def discover(
         choice.excluded,
         reasons=tuple(r for r in reasons if r),
     )
+
+
+def discover_for_workflow(
+    nodes: Sequence[Node], target: Mapping[str, Any] | None, where: Location | None = None
+) -> Discovery:
+    """The Workflow controller's discovery (§3.2): :func:`discover`, then a platform every
+    discovered node agrees on (HeterogeneousPlatform naming who does not)."""
+    found = discover(nodes, target, where)
+    return replace(found, platform=agreed_platform(found.nodes, where))
+
+
+def discover_for_category(
+    nodes: Sequence[Node], target: Mapping[str, Any] | None, where: Location | None = None
+) -> Discovery:
+    """The Certification's steps 1-2 of createWorkflowForCategory (§3.1): :func:`discover`,
+    and the first node's platform (the Workflow re-checks that all agree)."""
+    found = discover(nodes, target, where)
+    return replace(found, platform=first_node_platform(found.nodes))
 
 
 def with_capacity(found: Discovery, gpus_per_node: int, where: Location | None = None) -> Discovery:
