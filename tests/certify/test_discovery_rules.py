@@ -202,7 +202,7 @@ def test_the_capacity_filter_keeps_unknown_and_zero_and_drops_short() -> None:
     assert names(cut.nodes) == ["a", "c", "d"]
     assert cut.short == (("b", 4), ("e", 2))
     assert cut.reason == (
-        "2 node(s) excluded for insufficient GPU capacity, the workload requests 8 "
+        "2 node(s) matched the target but have insufficient GPU capacity, the workload requests 8 "
         "nvidia.com/gpu per node: b has 4, e has 2"
     )
     assert capacity_filter(nodes, 0).nodes == tuple(nodes)
@@ -225,7 +225,7 @@ def test_the_exclusion_summary_merges_every_cause_with_dots() -> None:
     assert found.exclusion_reason == (
         "1 node(s) matched the target but were unschedulable (cordoned): c. "
         "target set has more than one GPU architecture; certified h100 only. "
-        "1 node(s) excluded for insufficient GPU capacity, the workload requests 8 "
+        "1 node(s) matched the target but have insufficient GPU capacity, the workload requests 8 "
         "nvidia.com/gpu per node: b has 2"
     )
     assert [e[1] for e in found.events()] == [CORDONED_EVENT, HETEROGENEOUS_GPU_EVENT]

@@ -230,8 +230,8 @@ class CapacityCut:
             return ""
         have = ", ".join(f"{name} has {n}" for name, n in self.short)
         return (
-            f"{len(self.short)} node(s) excluded for insufficient GPU capacity, the workload "
-            f"requests {self.requested} {GPU_RESOURCE} per node: {have}"
+            f"{len(self.short)} node(s) matched the target but have insufficient GPU capacity, the "
+            f"workload requests {self.requested} {GPU_RESOURCE} per node: {have}"
         )
 
 
