@@ -5,6 +5,12 @@ Both servers run on one background thread with its own event loop, so the code u
 synchronous clients, kubectl, kopf on a loop of its own — reaches them over HTTP only. Leaving
 the context manager, however the body ended, stops every pod's process, the API, and removes
 every namespace the cluster made.
+
+``trainer=True`` adds the Kubeflow Trainer stand-in (trainer.py) on the same loop, with the
+Trainer's CRDs registered so every TrainJob and runtime write is validated against them;
+``fleet`` (a :class:`~tools.k8s_standin.trainer_fleet.TrainerFleet`) implies it, makes the nodes
+the fleet's hosts (labels, GPUs) and has the workload pods print what the fleet simulator says
+their job prints. ``crd_dirs`` are further CRD folders to preload (deploy/crds-certify).
 """
 
 from __future__ import annotations
@@ -17,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tools.k8s_standin.api import running_api
+from tools.k8s_standin.api import GLIMMER_CRDS, running_api
 from tools.k8s_standin.kubeconfig import write_kubeconfig
 from tools.k8s_standin.kubelet import Kubelet
 from tools.k8s_standin.node_netns import HostNetwork, NetnsNetwork, NodeNetworks
+from tools.k8s_standin.trainer import TRAINER_CRDS, TrainerStandIn
+from tools.k8s_standin.trainer_fleet import TrainerFleet
 
 Network = Literal["netns", "host"]
 
@@ -37,6 +45,7 @@ class StandInCluster:
     journal: Path | None  # every API request, one JSON line each
     root: Path
     prefix: str | None  # the namespaces' prefix (network "netns")
+    fleet: TrainerFleet | None = None  # the simulated fleet behind the nodes, if any
 
 
 def node_names(nodes: int | Sequence[str]) -> tuple[str, ...]:
@@ -60,6 +69,9 @@ def standin_cluster(
     node_labels: Mapping[str, str] | None = None,
     pod_binding: bool = True,
     start_timeout: float = 60.0,
+    trainer: bool = False,
+    fleet: TrainerFleet | None = None,
+    crd_dirs: Sequence[Path] = (),
 ) -> Iterator[StandInCluster]:
     """The cluster under ``root`` (logs/, pods/, kubeconfig, journal.jsonl). ``network="host"``
     needs no root but gives no per-node address and no rendezvous by name. ``pod_binding``:
@@ -68,7 +80,9 @@ def standin_cluster(
     the choice to itself."""
     if root is None:
         raise ValueError("standin_cluster needs a root folder (a test's tmp_path)")
-    names = node_names(nodes)
+    names = fleet.hostnames if fleet is not None else node_names(nodes)
+    trainer = trainer or fleet is not None
+    crds = (GLIMMER_CRDS, *crd_dirs, *((TRAINER_CRDS,) if trainer else ()))
     log_dir, work_dir = root / "logs", root / "pods"
     journal_path = root / "journal.jsonl" if journal else None
     nets: NodeNetworks = (
@@ -86,7 +100,9 @@ def standin_cluster(
             conflict_every=conflict_every,
             journal=journal_path,
             pod_binding=pod_binding,
+            crd_dirs=crds,
         ) as running:
+            controller = TrainerStandIn(running.url, root / "trainer", fleet) if trainer else None
             kubelet = Kubelet(
                 running.url,
                 nets,
@@ -94,6 +110,8 @@ def standin_cluster(
                 log_dir=log_dir,
                 work_dir=work_dir,
                 node_labels=node_labels,
+                node_shape=fleet.shape if fleet is not None else None,
+                player=controller.player if controller is not None else None,
             )
             ready = asyncio.Event()
             serving = asyncio.create_task(kubelet.run(ready))
@@ -103,13 +121,26 @@ def standin_cluster(
                 waiting.cancel()
                 serving.result()  # raises what stopped it
                 raise RuntimeError("the kubelet stand-in stopped before it was ready")
+            parts = {serving}
+            if controller is not None:
+                trainer_ready = asyncio.Event()
+                training = asyncio.create_task(controller.run(trainer_ready))
+                parts.add(training)
+                waiting = asyncio.create_task(trainer_ready.wait())
+                await asyncio.wait({training, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                if training.done():
+                    waiting.cancel()
+                    serving.cancel()
+                    training.result()
+                    raise RuntimeError("the Trainer stand-in stopped before it was ready")
             box["url"] = running.url
             started.set()
             stopping = asyncio.create_task(stop.wait())
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            serving.cancel()
+            await asyncio.wait({*parts, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            for part in parts:
+                part.cancel()
             stopping.cancel()
-            await asyncio.gather(serving, return_exceptions=True)
+            await asyncio.gather(*parts, return_exceptions=True)
 
     def thread_main() -> None:
         loop = asyncio.new_event_loop()
@@ -140,6 +171,7 @@ def standin_cluster(
             journal=journal_path,
             root=root,
             prefix=getattr(nets, "prefix", None),
+            fleet=fleet,
         )
     finally:
         if "loop" in box and thread.is_alive():

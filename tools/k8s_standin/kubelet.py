@@ -33,6 +33,7 @@ from tools.k8s_standin import kubelet_status as st
 from tools.k8s_standin.kubelet_client import ApiError, Client, WatchExpired
 from tools.k8s_standin.kubelet_pod import PodWorker
 from tools.k8s_standin.node_netns import NodeNetworks
+from tools.k8s_standin.processes import Player
 
 log = logging.getLogger("k8s_standin.kubelet")
 Key = tuple[str, str]
@@ -56,6 +57,8 @@ class Kubelet:
         schedule: bool = True,
         register: bool = True,
         node_labels: Mapping[str, str] | None = None,
+        node_shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        player: Player | None = None,
     ) -> None:
         self.url = url
         self.network = network
@@ -65,6 +68,9 @@ class Kubelet:
         self.schedule = schedule
         self.register = register
         self.node_labels = dict(node_labels or {})
+        # A simulated fleet's say: each Node as registered (labels, GPUs) and the pods it plays.
+        self.node_shape = node_shape
+        self.player = player
         self.pods: dict[Key, dict[str, Any]] = {}
         self.services: dict[Key, dict[str, Any]] = {}
         self.api_nodes: dict[Key, dict[str, Any]] = {}
@@ -76,6 +82,9 @@ class Kubelet:
         # subresource nor a mutable nodeName, the choice lives here (and only here).
         self._assigned: dict[str, str] = {}
         self._patchable = True  # until the API refuses a patch of spec.nodeName
+        # Where this scheduler bound each pod, by UID, until the pod is gone: the watch may lag
+        # a binding, and a node's extended resources are counted from these too.
+        self._placed: dict[str, str] = {}
         self._wake = asyncio.Event()
         self._hosts_stale = asyncio.Event()
         self._client: Client | None = None
@@ -127,6 +136,8 @@ class Kubelet:
         """Create each node's Node (kept if it exists) and post its status."""
         for name in self.nodes:
             node = st.node_object(name, self.network.address(name), self.node_labels)
+            if self.node_shape is not None:
+                node = self.node_shape(node)
             try:
                 await self.client.write("POST", "/api/v1/nodes", node)
             except ApiError as e:
@@ -189,6 +200,7 @@ class Kubelet:
         if kind == "DELETED":
             self._bound.discard(uid)
             self._assigned.pop(uid, None)
+            self._placed.pop(uid, None)
             if worker is not None:
                 worker.request_stop("gone", worker.grace_of(pod))
                 self.workers.pop(uid, None)
@@ -208,6 +220,7 @@ class Kubelet:
                 log_dir=self.log_dir,
                 work_dir=self.work_dir,
                 before_start=self._before_start,
+                player=self.player,
             )
             self.workers[uid] = worker
             task = worker.start()
@@ -255,13 +268,28 @@ class Kubelet:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=1.0)
             self._wake.clear()
+            used = self._usage()
             for pod in list(self.pods.values()):
                 try:
-                    await self._schedule(pod)
+                    await self._schedule(pod, used)
                 except (ApiError, aiohttp.ClientError, TimeoutError) as e:
                     log.debug("scheduling %s: %s", _key(pod), e)
 
-    async def _schedule(self, pod: dict[str, Any]) -> None:
+    def _usage(self) -> dict[str, dict[str, float]]:
+        """The extended resources each node's placed, unfinished pods hold."""
+        used: dict[str, dict[str, float]] = {}
+        for pod in self.pods.values():
+            uid = str(pod["metadata"].get("uid", ""))
+            spec = pod.get("spec") or {}
+            node = spec.get("nodeName") or self._placed.get(uid) or self._assigned.get(uid)
+            if not node or (pod.get("status") or {}).get("phase") in _TERMINAL:
+                continue
+            for name, amount in kubelet_scheduler.extended_requests(spec).items():
+                held = used.setdefault(node, {})
+                held[name] = held.get(name, 0.0) + amount
+        return used
+
+    async def _schedule(self, pod: dict[str, Any], used: dict[str, dict[str, float]]) -> None:
         meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
         uid = str(meta.get("uid", ""))
         if spec.get("nodeName") or uid in self._bound or meta.get("deletionTimestamp"):
@@ -271,7 +299,7 @@ class Kubelet:
         if status.get("phase") in _TERMINAL:
             return
         ns, name = _key(pod)
-        node, message = kubelet_scheduler.choose(pod, self.api_nodes.values())
+        node, message = kubelet_scheduler.choose(pod, self.api_nodes.values(), used)
         if node is None:
             current = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
             if current and current[0].get("message") == message:
@@ -283,10 +311,15 @@ class Kubelet:
                 )
             return
         self._bound.add(uid)  # the watch may lag the binding: never bind twice
+        self._placed[uid] = node
+        for resource, amount in kubelet_scheduler.extended_requests(spec).items():
+            held = used.setdefault(node, {})
+            held[resource] = held.get(resource, 0.0) + amount
         try:
             bound = await self._bind(ns, name, node)
         except BaseException:
             self._bound.discard(uid)
+            self._placed.pop(uid, None)
             raise
         if not bound:
             self._assigned[uid] = node

@@ -11,6 +11,9 @@ the grace period): ``activeDeadlineSeconds`` since ``startTime`` (Failed, reason
 DeadlineExceeded, as the kubelet's active-deadline handler does, even for a pod whose container
 never started); a deletion the API marks with ``deletionTimestamp`` (the kubelet then deletes
 the pod for good, as a kubelet confirms a graceful delete); and the pod vanishing from the API.
+
+A pod the ``player`` plays (processes.py) runs its Play instead of its command, is Ready at once
+whatever its readiness probe says, and ends with the reason the played process left.
 """
 
 from __future__ import annotations
@@ -26,7 +29,17 @@ from tools.k8s_standin import kubelet_status as st
 from tools.k8s_standin.kubelet_client import ApiError, Client
 from tools.k8s_standin.node_netns import NodeNetworks
 from tools.k8s_standin.probes import Readiness
-from tools.k8s_standin.processes import CREATING, CannotRun, Process, launch_of, not_runnable
+from tools.k8s_standin.processes import (
+    CREATING,
+    CannotRun,
+    Play,
+    Player,
+    Process,
+    launch_of,
+    not_runnable,
+    played_launch,
+    played_reason,
+)
 
 log = logging.getLogger("k8s_standin.kubelet")
 DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
@@ -48,6 +61,7 @@ class PodWorker:
         log_dir: Path,
         work_dir: Path,
         before_start: Callable[[], Awaitable[None]],
+        player: Player | None = None,
     ) -> None:
         meta = pod["metadata"]
         # The node as the pod's own fields read it, also where the API kept no nodeName.
@@ -61,6 +75,7 @@ class PodWorker:
         self.log_path = log_dir / self.ns / f"{self.name}.log"
         self.scratch = work_dir / self.ns / f"{self.name}-{self.uid[:8]}"
         self.before_start = before_start
+        self.play: Play | None = player(self.pod) if player is not None else None
         self.pod_ip = network.address(self.node)
         self.status: dict[str, Any] = {}
         self.process: Process | None = None
@@ -158,7 +173,10 @@ class PodWorker:
     async def _live(self) -> None:
         container = self._container
         try:
-            launch = launch_of(self.pod, container, self.pod_ip, self.scratch)
+            if self.play is not None:
+                launch = played_launch(self.pod, container, self.play, self.scratch)
+            else:
+                launch = launch_of(self.pod, container, self.pod_ip, self.scratch)
         except CannotRun as e:
             log.info("pod %s/%s on %s: cannot run: %s", self.ns, self.name, self.node, e)
             self.status["containerStatuses"] = [
@@ -192,7 +210,7 @@ class PodWorker:
                  self.process.pid, " ".join(launch.argv))  # fmt: skip
         self.status["phase"] = "Running"
         self._set_container(st.running(started), ready=False)
-        probe_spec = container.get("readinessProbe")
+        probe_spec = None if self.play is not None else container.get("readinessProbe")
         probe: asyncio.Task[None] | None = None
         if probe_spec:
             readiness = Readiness(
@@ -221,7 +239,7 @@ class PodWorker:
                     await probe
         if exited.done():
             code = exited.result()
-            await self._ended(code, "Completed" if code == 0 else "Error", started)
+            await self._ended(code, played_reason(self.play, code), started)
         else:
             code = await self.process.stop(self._grace)
             exited.cancel()

@@ -5,15 +5,20 @@ What it weighs is what our runner pods carry (podspec.py): ``nodeSelector`` (the
 label), required node affinity (``matchExpressions`` on labels, ``matchFields`` on
 ``metadata.name``), and taints against tolerations — a cordoned node (``spec.unschedulable``)
 carries the ``node.kubernetes.io/unschedulable:NoSchedule`` taint, which our pods tolerate
-because the run cordons a node before it places a pod there. Resources are not weighed: a
-stand-in node has no GPU and no real capacity to fit. Among several fitting nodes the first by
-name wins, so a test knows where a pod lands.
+because the run cordons a node before it places a pod there. Resources are not weighed — a
+stand-in node has no real capacity to fit — except an extended resource (``nvidia.com/gpu``)
+on a node whose allocatable declares it, as a simulated fleet's nodes do: there the pods
+already placed on the node leave the rest for others, so the pods of one multi-node job that
+may go to any of a group's hosts spread over them as on a cluster. Among several fitting nodes
+the first by name wins, so a test knows where a pod lands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+Usage = Mapping[str, Mapping[str, float]]  # node -> extended resource -> amount placed
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 _BLOCKING = ("NoSchedule", "NoExecute")
@@ -90,7 +95,40 @@ def untolerated(pod_spec: Mapping[str, Any], node: Mapping[str, Any]) -> list[Ma
     ]
 
 
-def fits(pod_spec: Mapping[str, Any], node: Mapping[str, Any]) -> str | None:
+def extended_requests(pod_spec: Mapping[str, Any]) -> dict[str, float]:
+    """The pod's requests of extended resources (a domain-prefixed name), limits standing in
+    for requests as the API server defaults them."""
+    out: dict[str, float] = {}
+    for container in pod_spec.get("containers") or []:
+        resources = container.get("resources") or {}
+        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for name, value in asked.items():
+            if "/" in name:
+                try:
+                    out[name] = out.get(name, 0.0) + float(value)
+                except (TypeError, ValueError):
+                    continue
+    return out
+
+
+def _short_of(pod_spec: Mapping[str, Any], node: Mapping[str, Any], used: Usage) -> str | None:
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    placed = used.get(str(node["metadata"]["name"])) or {}
+    for name, amount in sorted(extended_requests(pod_spec).items()):
+        if name not in allocatable:
+            continue  # a node that does not declare it is not weighed (see the module's doc)
+        try:
+            have = float(allocatable[name])
+        except (TypeError, ValueError):
+            continue
+        if placed.get(name, 0.0) + amount > have:
+            return f"Insufficient {name}"
+    return None
+
+
+def fits(
+    pod_spec: Mapping[str, Any], node: Mapping[str, Any], used: Usage | None = None
+) -> str | None:
     """None when the pod may go to the node, else the scheduler's reason it may not."""
     labels = node["metadata"].get("labels") or {}
     selector: Mapping[str, str] = pod_spec.get("nodeSelector") or {}
@@ -103,17 +141,19 @@ def fits(pod_spec: Mapping[str, Any], node: Mapping[str, Any]) -> str | None:
         t = blocking[0]
         value = f"={t['value']}" if t.get("value") else ""
         return f"had untolerated taint {{{t.get('key')}{value}: {t.get('effect')}}}"
-    return None
+    return _short_of(pod_spec, node, used or {})
 
 
-def choose(pod: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]]) -> tuple[str | None, str]:
+def choose(
+    pod: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]], used: Usage | None = None
+) -> tuple[str | None, str]:
     """(node name, "") for the first fitting node by name, else (None, the message a real
     scheduler writes on the PodScheduled=False condition)."""
     pod_spec = pod.get("spec") or {}
     ordered = sorted(nodes, key=lambda n: str(n["metadata"]["name"]))
     reasons: dict[str, int] = {}
     for node in ordered:
-        why = fits(pod_spec, node)
+        why = fits(pod_spec, node, used)
         if why is None:
             return str(node["metadata"]["name"]), ""
         reasons[why] = reasons.get(why, 0) + 1

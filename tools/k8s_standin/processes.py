@@ -12,6 +12,10 @@ from the tag. Any other image without a command cannot run here and says so on t
 ``python3 -m ...`` command sees the glimmer installed beside the stand-in. A hostPath volume
 is the same host path: a process sees the host's filesystem, so a volume whose mountPath
 differs from its path cannot be honoured and is refused.
+
+A pod a simulating controller plays (the Trainer stand-in's workload pods) runs the
+:class:`Play` that controller chose instead of its image's command: its volumes are not
+mounted, and only its plain ``env`` values are set.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import signal
 import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +234,44 @@ def not_runnable(launch: Launch) -> str | None:
 def exit_code(returncode: int) -> int:
     """A container's exit code: a signal N reads 128+N, as a container runtime reports it."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+@dataclass(frozen=True)
+class Play:
+    """What a simulated pod runs instead of its command: ``argv`` with ``env`` added to the
+    container's, and the file in which the played process may leave the container's
+    termination reason (``OOMKilled``)."""
+
+    argv: tuple[str, ...]
+    reason_file: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+# Who decides which pods are played: the pod -> its Play, or None to run it as it says.
+Player = Callable[[Mapping[str, Any]], "Play | None"]
+
+
+def played_launch(
+    pod: Mapping[str, Any], container: Mapping[str, Any], play: Play, scratch: Path
+) -> Launch:
+    """The process of a played container: ``play.argv`` in the scratch folder, with the
+    container's plain env values (a played process reads no secret and no field)."""
+    env = base_env(pod)
+    for var in container.get("env") or []:
+        if "valueFrom" not in var:
+            env[var["name"]] = expand(str(var.get("value") or ""), env)
+    env.update(play.env)
+    scratch.mkdir(parents=True, exist_ok=True)
+    return Launch(play.argv, env, scratch)
+
+
+def played_reason(play: Play | None, code: int) -> str:
+    """The terminated container's reason: what the played process left, else the runtime's."""
+    if play is not None and play.reason_file is not None and play.reason_file.is_file():
+        left = play.reason_file.read_text().strip()
+        if left:
+            return left
+    return "Completed" if code == 0 else "Error"
 
 
 class Process:
