@@ -37,6 +37,7 @@ from typing import Any
 from glimmer.api.certify.certification import Certification
 from glimmer.backends.kubernetes.certify.resources import CERTIFICATIONS, WORKFLOWS
 from glimmer.backends.kubernetes.errors import AlreadyExists
+from glimmer.certify.discovery import WAITING_FOR_NODES, still_waiting, waiting_message
 from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY
 from glimmer.certify.result import CategoryResult, category_from_doc, to_doc
 from glimmer.certify.run import Targeted, cert_result
@@ -72,7 +73,6 @@ from glimmer.operator.certify.workflow_result import (
 )
 
 FINALIZER = f"{GROUP}/certification-finalizer"
-WAIT_FOR_NODES_S = 300.0  # §3.1 step 6
 NODE_RETRY_S = 10.0
 CONFIGMAPS = resource_for("v1", "ConfigMap")
 PENDING, DONE = "Pending", (SUCCEEDED, FAILED)
@@ -181,17 +181,11 @@ class CertificationController:
             workflow = build_workflow(body, cert, index, self.cluster.nodes())
         except NoNodes as e:
             created = _when(meta(body).get("creationTimestamp")) or self.now()
-            waited = (self.now() - created).total_seconds()
-            if waited < WAIT_FOR_NODES_S:
-                left = int(WAIT_FOR_NODES_S - waited)
+            target = (body.get("spec") or {}).get("target") or {}
+            if still_waiting(created, self.now()):
                 status = {**(body.get("status") or {}), "categoryStatuses": cats}
-                self._write(
-                    body,
-                    status,
-                    IN_PROGRESS,
-                    "WaitingForNodes",
-                    f"{e.message} (selector {_selector(cert)}); retrying for {left} s more",
-                )
+                message = waiting_message(target, created, self.now())
+                self._write(body, status, IN_PROGRESS, WAITING_FOR_NODES, message)
                 return Stop(NODE_RETRY_S)
             self._fail_category(body, cat, "NoTargetNodes", f"{e.message} after 5 minutes")
             return None
@@ -372,13 +366,6 @@ class CertificationController:
 
     def _announce(self, body: Obj, t: Transition) -> None:
         self.cluster.event(body, t.reason, t.message, warning=t.warning, at=self.now())
-
-
-def _selector(cert: Certification) -> str:
-    t = cert.spec.target
-    parts = [f"{k}={v}" for k, v in sorted((t.node_selector or {}).items())]
-    parts += list(t.node_names or ())
-    return ", ".join(parts) or "all nodes"
 
 
 def _unrun(cert: Certification, index: int, cat: Mapping[str, Any]) -> CategoryResult:

@@ -1,9 +1,9 @@
 """One category's Workflow, as the Certification controller creates it (specs/certify.md §3.1
 ``createWorkflowForCategory``), in the seed's order:
 
-1. the target's nodes (the certification core's own selection, over GPU nodes only, so the
-   cluster and the simulator certify the same nodes); none → :class:`NoNodes` (the caller
-   waits up to five minutes for them);
+1. the target's nodes (:func:`glimmer.certify.discovery.discover_for_category`: the core's own
+   selection, GPU nodes only, so the cluster and the simulator certify the same nodes); none →
+   :class:`NoNodes` (the caller waits up to five minutes for them);
 2. the platform from the first node, the GPU architecture by majority vote (the target's
    ``nvidia.com/gpu.product`` selector when no node is labelled);
 3. the options (global ⊕ category), GPU defaults, MNNVL default — :func:`render.build_config`;
@@ -28,20 +28,18 @@ from typing import Any
 
 from glimmer.api.certify.certification import Certification
 from glimmer.api.certify.options import TestScale
-from glimmer.backends.kubernetes.certify.nodes import node_info
 from glimmer.certify.catalog.build import build_workflow_spec, max_valid_nodes
 from glimmer.certify.catalog.entries import get_entry
-from glimmer.certify.catalog.gpu import PRODUCT_LABEL
 from glimmer.certify.catalog.naming import workflow_name
-from glimmer.certify.catalog.render import Context, build_config, resolve_arch, wire
-from glimmer.certify.grouping import NodeInfo
-from glimmer.certify.platform.detect import (
-    GPU_PRESENT_LABEL,
-    GPU_RESOURCE,
-    allocatable_count,
-    first_node_platform,
-    node_name,
+from glimmer.certify.catalog.render import Context, build_config, wire
+from glimmer.certify.discovery import (
+    WAITING_FOR_NODES,
+    ArchitectureUnknown,
+    DiscoveryError,
+    capacity_filter,
+    discover_for_category,
 )
+from glimmer.certify.platform.detect import GPU_PRESENT_LABEL, node_name
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.transforms import (
     ResolvedWorkflowTransforms,
@@ -56,7 +54,6 @@ from glimmer.certify.platform.vocab import (
     MANAGED_BY_KEY,
 )
 from glimmer.certify.spec import CertSpec, from_certification
-from glimmer.certify.target import majority_arch, select
 from glimmer.errors import InputError
 
 Obj = dict[str, Any]
@@ -110,13 +107,6 @@ def cert_spec(cert: Certification) -> CertSpec:
         raise BuildRefused("CategoryNotFound", e.message) from None
 
 
-def targeted(nodes: Sequence[Mapping[str, Any]], spec: CertSpec) -> list[Mapping[str, Any]]:
-    """The GPU Nodes the certification core selects for ``spec``'s target, by name."""
-    objects = gpu_nodes(nodes)
-    chosen = {n.name for n in select([node_info(o) for o in objects], spec)}
-    return [o for o in objects if node_name(o) in chosen]
-
-
 def category_doc(cert: Certification, index: int) -> Obj:
     """The resolved category a Workflow runs: what the Workflow controller rebuilds the
     core's Category from, without the Certification."""
@@ -143,36 +133,19 @@ def build_workflow(
     spec = cert.spec
     category = spec.categories[index]
     ref = category.ref
-    chosen = targeted(nodes, cert_spec(cert))
-    if not chosen:
-        raise NoNodes("WaitingForNodes", f"no schedulable GPU node matches the target of {ref}")
-    infos: list[NodeInfo] = [node_info(n) for n in chosen]
-    platform = first_node_platform(chosen)
-    arch = majority_arch(infos)
-    if arch in ("", "unknown"):
-        arch = resolve_arch("", spec.target.node_selector)
-    if not arch:
-        raise BuildRefused(
-            "WorkflowValidationFailed",
-            f"cannot determine GPU architecture for {ref} ({PRODUCT_LABEL} label is required)",
-        )
+    cert_spec(cert)
+    try:
+        found = discover_for_category(nodes, wire(spec.target))
+    except ArchitectureUnknown as e:
+        raise BuildRefused("WorkflowValidationFailed", f"{ref}: {e.message}") from None
+    except DiscoveryError as e:
+        raise NoNodes(WAITING_FOR_NODES, e.message) from None
+    platform, arch = found.platform, found.arch
     entry = get_entry(category.domain, category.variant)
     options = spec.options_for(index)
     try:
         cfg = build_config(entry, Context(platform, arch), options, wire(spec.target))
-        able = [
-            n
-            for n in chosen
-            if not 0 < (allocatable_count(n, GPU_RESOURCE) or 0) < cfg.gpus_per_node
-        ]
-        if not able:
-            best = max(allocatable_count(n, GPU_RESOURCE) or 0 for n in chosen)
-            raise BuildRefused(
-                "WorkflowValidationFailed",
-                f"no node can supply {cfg.gpus_per_node} nvidia.com/gpu for {ref}: best "
-                f"available is {best:g} across {len(chosen)} matching node(s). Lower "
-                "gpusPerNode or target nodes with more GPUs",
-            )
+        able = capacity_filter(found.nodes, cfg.gpus_per_node).nodes
         single = entry.per_node or options.test_scale == TestScale.INTRA_NODE
         if not single:
             fit = max_valid_nodes(entry, len(able), cfg.gpus_per_node, arch)
@@ -195,7 +168,7 @@ def build_workflow(
                 workload_labels=labels,
             ),
         )
-    except PlatformError as e:
+    except (PlatformError, DiscoveryError) as e:
         raise BuildRefused("WorkflowValidationFailed", f"{ref}: {e.message}") from None
     meta = body.get("metadata") or {}
     annotations = {CATEGORY_ANNOTATION: json.dumps(category_doc(cert, index), sort_keys=True)}

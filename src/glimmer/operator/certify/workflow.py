@@ -211,6 +211,8 @@ class WorkflowController:
         if found.target.excluded:
             status["orchestration"]["excludedNodes"] = list(found.target.excluded)
             status["orchestration"]["exclusionReason"] = found.target.exclusion_reason
+        for kind, reason, message in found.events:
+            self._note(wf, reason, message, warning=kind == "Warning")
         for a in applied:
             if a.get("noOp"):
                 self._note(wf, "OverrideNoOp", f"override {a['index']} ({a['when']}) matched "

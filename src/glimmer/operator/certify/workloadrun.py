@@ -30,6 +30,7 @@ from glimmer.backends.kubernetes.errors import AlreadyExists
 from glimmer.certify.catalog.gpu import node_defaults
 from glimmer.certify.catalog.render import Context, resolve_arch
 from glimmer.certify.catalog.workloadrun import build_workload_run_spec
+from glimmer.certify.discovery import target_spec
 from glimmer.certify.platform.detect import DEFAULT_PLATFORM, first_node_platform
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.vocab import MANAGED_BY, MANAGED_BY_KEY, WORKLOAD_RUN_LABEL
@@ -52,7 +53,6 @@ from glimmer.operator.certify.certification_conditions import (
     terminal,
 )
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, Rejected, meta
-from glimmer.operator.certify.workflow_discovery import target_spec
 
 SUPERSEDED = "Superseded"
 
@@ -157,7 +157,7 @@ class WorkloadRunController:
             "nodeSelector": {"nvidia.com/gpu.present": "true"}
         }
         objects = gpu_nodes(self.cluster.nodes())
-        chosen = {n.name for n in select([node_info(o) for o in objects], target_spec("", target))}
+        chosen = {n.name for n in select([node_info(o) for o in objects], target_spec(target))}
         nodes = [o for o in objects if str(meta(o).get("name")) in chosen]
         if not nodes:
             selector = run.spec.target.node_selector if run.spec.target else None
