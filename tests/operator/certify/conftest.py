@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ import pytest
 from lightkube import Client
 
 from glimmer.backends.kubernetes.client import connect
+from glimmer.operator.certify.certification import CertificationController
+from glimmer.operator.certify.workflow import WorkflowController
+from glimmer.operator.certify.workflow_cluster import Cluster
+from glimmer.operator.certify.workloadrun import WorkloadRunController
 from tools.k8s_standin.api import GLIMMER_CRDS
 from tools.k8s_standin.background import api_in_thread
 from tools.k8s_standin.kubeconfig import write_kubeconfig
@@ -221,6 +226,118 @@ def finish_job(
     body = {**job, "status": status}
     put = api.http.put(api.path("jobs", name, namespace) + "/status", json=body)
     assert put.status_code == 200, put.text
+
+
+CERTIFY_API_VERSION = "certify.glimmer.ai/v1alpha1"
+TERMINAL = ("Succeeded", "Failed")
+
+
+def certification(
+    name: str,
+    categories: Sequence[Mapping[str, Any]],
+    target: Mapping[str, Any] | None = None,
+    namespace: str = NS,
+    **options: Any,
+) -> dict[str, Any]:
+    """A Certification of ``categories`` (``{"domain", "variant", "options"?}``) over
+    ``target`` (every H100 node when None), with spec-level ``options``."""
+    return {
+        "apiVersion": CERTIFY_API_VERSION,
+        "kind": "Certification",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "target": dict(target or {"nodeSelector": {"nvidia.com/gpu.product": H100}}),
+            "categories": [dict(c) for c in categories],
+            **options,
+        },
+    }
+
+
+class CertClock:
+    """The operator's clock for the controllers under test, moved by hand."""
+
+    def __init__(self) -> None:
+        self.at = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return self.at
+
+    def advance(self, seconds: float) -> None:
+        self.at += timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True)
+class Controllers:
+    """The Certification, Workflow and WorkloadRun controllers over one API stand-in, called
+    directly (no kopf): each test drives the reconciles and plays the Job controller."""
+
+    api: CertifyAPI
+    clock: CertClock
+    certification: CertificationController
+    workflow: WorkflowController
+    workloadrun: WorkloadRunController
+
+
+@pytest.fixture
+def controllers(certify_api: CertifyAPI) -> Controllers:
+    clock = CertClock()
+    cluster = Cluster(certify_api.client)
+    return Controllers(
+        certify_api,
+        clock,
+        CertificationController(cluster, clock.now, poll=0.0),
+        WorkflowController(cluster, clock.now, poll=0.0),
+        WorkloadRunController(cluster, clock.now, poll=0.0),
+    )
+
+
+Outcome = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def passing(_job: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {}
+
+
+def finish_open_jobs(api: CertifyAPI, workflow: str, outcome: Outcome, namespace: str = NS) -> int:
+    """Finish every Job of ``workflow`` still without an outcome, as ``outcome(job)`` says
+    (keyword arguments of :func:`finish_job`); how many were finished."""
+    done = 0
+    for job in api.items("jobs", f"certify.glimmer.ai/workflow={workflow}", namespace):
+        if not (job.get("status") or {}).get("outcome"):
+            finish_job(api, job, **outcome(job))
+            done += 1
+    return done
+
+
+def run_workflow(
+    ctl: Controllers, name: str, outcome: Outcome = passing, namespace: str = NS
+) -> dict[str, Any]:
+    """Reconcile Workflow ``name`` until terminal, finishing its Jobs as ``outcome`` says."""
+    for _ in range(200):
+        ctl.workflow.reconcile(namespace, name)
+        body = ctl.api.get("workflows", name, namespace)
+        if body is None or any(is_true(body, t) for t in TERMINAL):
+            assert body is not None, f"Workflow {name} vanished"
+            return body
+        finish_open_jobs(ctl.api, name, outcome, namespace)
+    raise AssertionError(f"Workflow {name} never finished")
+
+
+def run_certification(
+    ctl: Controllers, name: str, outcome: Outcome = passing, namespace: str = NS
+) -> dict[str, Any]:
+    """Reconcile Certification ``name`` and every Workflow it creates until it is terminal."""
+    for _ in range(50):
+        ctl.certification.reconcile(namespace, name)
+        body = ctl.api.get("certifications", name, namespace)
+        assert body is not None, f"Certification {name} vanished"
+        if any(is_true(body, t) for t in TERMINAL):
+            return body
+        for cat in (body.get("status") or {}).get("categoryStatuses") or ():
+            ref = cat.get("workflowRef") or {}
+            if cat.get("status") == "InProgress" and ref.get("name"):
+                run_workflow(ctl, ref["name"], outcome, namespace)
+    raise AssertionError(f"Certification {name} never finished")
 
 
 # ---- helper E's fixtures below (append-only) -------------------------------------------------
