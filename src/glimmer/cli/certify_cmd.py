@@ -1,8 +1,10 @@
 """``glimmer certify``: the certification commands.
 
 ``render`` prints the Kubernetes objects a Certification, a WorkloadRun or one catalog entry
-renders to (multi-document YAML); ``crds`` prints or writes the certification CRDs. ``run`` and
-``report`` come from :mod:`glimmer.cli.certify_run` through the hook below.
+renders to (multi-document YAML); ``crds`` prints or writes the certification CRDs;
+``list-categories`` lists the catalog (:mod:`glimmer.cli.certify_categories`). ``run`` and
+``report`` come from :mod:`glimmer.cli.certify_run`, ``cluster-info``, ``status`` and ``cancel``
+(a cluster's certifications) from :mod:`glimmer.cli.certify_cluster`, through the hooks below.
 
 Formatting only: loading is glimmer.api's work and rendering glimmer.certify's.
 """
@@ -28,7 +30,8 @@ from glimmer.certify.catalog.workloadrun import render_workload_run
 from glimmer.certify.input_kinds import what_it_holds
 from glimmer.certify.platform import names_list
 from glimmer.certify.platform.errors import locate
-from glimmer.cli import certify_run
+from glimmer.cli import certify_cluster, certify_run
+from glimmer.cli.certify_categories import list_categories
 from glimmer.cli.output import write_manifests
 from glimmer.errors import InputError, Location
 
@@ -127,17 +130,22 @@ def crds(
         ),
     ] = None,
 ) -> None:
-    """Print the CRDs of the certification kinds (Certification, WorkloadRun, LogProfile,
-    Workflow, Job, GoodputMeasurement, BandwidthMeasurement)."""
+    """Print the CRDs of the certification kinds.
+
+    Certification, WorkloadRun and LogProfile, which users write; Workflow, Job,
+    GoodputMeasurement and BandwidthMeasurement, which the controllers write."""
     objs = all_certify_crds()
     write_manifests(objs, output_dir, crd_filename, crd_file_text, to_yaml(objs))
 
 
 certify_app.command("render")(render)
 certify_app.command("crds")(crds)
+certify_app.command("list-categories")(list_categories)
 
-# Hook: `certify run` and `certify report` (glimmer.cli.certify_run) join the same sub-app.
+# Hooks: `certify run` and `certify report` (glimmer.cli.certify_run), `certify cluster-info`,
+# `status` and `cancel` (glimmer.cli.certify_cluster) join the same sub-app.
 certify_run.register(certify_app)
+certify_cluster.register(certify_app)
 
 
 def register(app: typer.Typer) -> None:

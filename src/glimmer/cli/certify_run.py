@@ -1,5 +1,6 @@
 """``glimmer certify run`` and ``glimmer certify report``: a certification on the simulated fleet,
-and the report card of a saved result (specs/certify.md §8).
+and the report card of a saved result (specs/certify.md §8). ``certify run --backend kubernetes``
+creates the Certification on a cluster and follows it (:mod:`glimmer.cli.certify_cluster`).
 
 Formatting only: selecting nodes, running categories, isolating and judging are
 :mod:`glimmer.certify`'s work. Exit codes: 0 certified (PASSED, or INCOMPLETE when nodes of
@@ -24,6 +25,7 @@ from glimmer.certify.report_card import WIDTH, render
 from glimmer.certify.result import FAILED, NOT_A_RESULT, CertResult, from_doc, to_doc
 from glimmer.certify.spec import load_certification
 from glimmer.cli.conventions import DEFAULT_SEED, SeedOpt
+from glimmer.cli.kube_options import ContextOpt, KubeconfigOpt
 from glimmer.cli.output import console, print_json
 from glimmer.errors import InputError, Location
 from glimmer.fleet.faultspec import SYNTAX, parse_faults
@@ -33,6 +35,36 @@ from glimmer.fleet.load import load_topology
 class Output(StrEnum):
     TABLE = "table"
     JSON = "json"
+
+
+class Backend(StrEnum):
+    """Where ``certify run`` runs: the simulated fleet, or a cluster's operator."""
+
+    SIM = "sim"
+    KUBERNETES = "kubernetes"
+
+
+# The flags that shape the simulated fleet, and those that name a cluster.
+SIM_ONLY = ("fleet", "fault", "seed")
+CLUSTER_ONLY = ("kubeconfig", "context", "namespace")
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    # Given on the command line, not merely at its default (--seed 0 given counts).
+    sources = {n: ctx.get_parameter_source(n) for n in names}
+    return [f"--{n}" for n, got in sources.items() if got is not None and got.name == "COMMANDLINE"]
+
+
+def _refuse_mixed_flags(ctx: typer.Context, backend: Backend) -> None:
+    if backend is Backend.KUBERNETES:
+        for flag in _given(ctx, SIM_ONLY):
+            raise InputError(
+                f"{flag}: shapes the simulated fleet and means nothing with --backend "
+                "kubernetes (the cluster's own nodes are certified)"
+            )
+    for flag in _given(ctx, CLUSTER_ONLY):
+        if backend is Backend.SIM:
+            raise InputError(f"{flag}: only with --backend kubernetes")
 
 
 @contextmanager
@@ -52,6 +84,7 @@ def _exit_code(result: CertResult) -> int:
 
 
 def run(
+    ctx: typer.Context,
     file: Annotated[str, typer.Option("--file", "-f", help="A Certification YAML file.")],
     fleet: Annotated[
         str, typer.Option("--fleet", help="Built-in fleet (ai-factory, hgx-1k …) or a file.")
@@ -63,9 +96,37 @@ def run(
     output: Annotated[
         Output, typer.Option("--output", "-o", help="table (the report card) or json.")
     ] = Output.TABLE,
+    backend: Annotated[
+        Backend,
+        typer.Option(
+            "--backend",
+            help="sim: the simulated fleet; kubernetes: create the Certification on a cluster "
+            "and follow it while the operator runs it.",
+        ),
+    ] = Backend.SIM,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            metavar="NS",
+            help="--backend kubernetes: the Certification's namespace (default: the file's, "
+            "else default).",
+        ),
+    ] = None,
 ) -> None:
-    """Run a Certification's categories on the simulated fleet, isolate bad nodes and print the
-    report card."""
+    """Run a Certification's categories, isolate bad nodes and print the report card.
+
+    On the simulated fleet by default; with --backend kubernetes the Certification is created
+    on the cluster and followed while the operator runs it."""
+    _refuse_mixed_flags(ctx, backend)
+    if backend is Backend.KUBERNETES:
+        from glimmer.cli.certify_cluster import run_on_cluster
+
+        code = run_on_cluster(file, kubeconfig, context, namespace, output is Output.JSON)
+        raise typer.Exit(code)
     spec = load_certification(file)
     planted = parse_faults(list(fault or []))
     with _flag("--fleet"):

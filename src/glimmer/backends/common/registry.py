@@ -339,6 +339,14 @@ class KubernetesEntry:
 
         return drive_wall_clock
 
+    def certify_client(self, kubeconfig: Path | None = None, *, context: str | None = None) -> Any:
+        """What ``glimmer certify`` reads and writes on the cluster ``kubeconfig`` names
+        (:class:`glimmer.backends.kubernetes.certify_cli.CertifyCluster`): Nodes, the
+        Certification, its Workflows and its report ConfigMap."""
+        from glimmer.backends.kubernetes.certify_cli import open_cluster
+
+        return open_cluster(kubeconfig, context)
+
 
 KUBERNETES = KubernetesEntry()
 
