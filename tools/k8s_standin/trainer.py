@@ -164,7 +164,8 @@ class TrainerStandIn:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=RESYNC_S)
             self._wake.clear()
-            keys = set(self._dirty) or set(self.train_jobs)  # quiet: resync them all
+            # Quiet: resync every unfinished one (a runtime created late, a lost event).
+            keys = set(self._dirty) or {k for k, t in self.train_jobs.items() if not _ended(t)}
             self._dirty.clear()
             for key in sorted(keys):
                 train_job = self.train_jobs.get(key)
@@ -222,13 +223,16 @@ class TrainerStandIn:
         if spec.get("managedBy") not in (None, "", TRAINER_MANAGER):
             return
         mine = self._pods_of(train_job)
-        if ts.condition_true(status, ts.COMPLETE) or ts.condition_true(status, ts.FAILED):
-            await self._delete_active(mine)
-            return
         at = st.now()
         conditions = list(status.get("conditions") or [])
         runtime = await self._runtime(train_job)
         names = [str(j["name"]) for j in replicated_jobs(train_job, runtime)] if runtime else []
+        if _ended(train_job):
+            # Finished: what still runs goes, and the counts follow the pods as they go.
+            await self._delete_active(mine)
+            if runtime is not None:
+                await self._write_status(train_job, conditions, ts.jobs_status(names, mine))
+            return
         if spec.get("suspend"):
             await self._delete(mine)
             self._created.pop(str(meta.get("uid", "")), None)
@@ -365,6 +369,11 @@ class TrainerStandIn:
     async def _delete_active(self, pods: Sequence[Obj]) -> None:
         """What JobSet does to the jobs still running once it has finished."""
         await self._delete([p for p in pods if ts.phase(p) not in ("Succeeded", "Failed")])
+
+
+def _ended(train_job: Mapping[str, Any]) -> bool:
+    status = train_job.get("status") or {}
+    return ts.condition_true(status, ts.COMPLETE) or ts.condition_true(status, ts.FAILED)
 
 
 def _dependencies_met(
