@@ -145,3 +145,21 @@ def test_without_a_launcher_the_first_worker_and_its_first_container() -> None:
     pods = [pod("w-1"), pod("w-0", containers=("trainer", "sidecar"))]
     assert timeout_log_source(pods) == LogSource("w-0", "trainer", "n0", 0, "Timeout")
     assert timeout_log_source([]) is None
+
+
+def test_a_failed_init_container_counts_after_the_main_ones() -> None:
+    failed_init = pod("w-0")
+    failed_init["status"]["initContainerStatuses"] = [
+        {"name": "wait-for-workers", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}
+    ]
+    assert failed_container([failed_init]) == LogSource("w-0", "wait-for-workers", "n0", 1, "Error")
+    failed_init["status"]["containerStatuses"][0]["state"] = {
+        "terminated": {"exitCode": 3, "reason": "Error"}
+    }
+    assert failed_container([failed_init]) == LogSource("w-0", "node", "n0", 3, "Error")
+
+
+def test_an_unreadable_exit_code_is_no_failure() -> None:
+    odd = pod("w-0")
+    odd["status"]["containerStatuses"][0]["state"] = {"terminated": {"exitCode": "x"}}
+    assert failed_container([odd]) is None

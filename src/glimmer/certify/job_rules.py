@@ -206,21 +206,29 @@ class LogSource:
     reason: str = ""
 
 
+def _exit_code(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def _terminations(pod: Pod) -> list[tuple[str, int, str]]:
+    """(container, exit code, reason) of every container that ended non-zero: the current
+    state, else the last one (a restarted container); main containers before init ones."""
     out: list[tuple[str, int, str]] = []
-    for status in _get(pod, "status", "containerStatuses") or []:
+    statuses = [
+        *(_get(pod, "status", "containerStatuses") or []),
+        *(_get(pod, "status", "initContainerStatuses") or []),
+    ]
+    for status in statuses:
         if not isinstance(status, Mapping):
             continue
         for state in ("state", "lastState"):
             ended = _get(status, state, "terminated")
-            if isinstance(ended, Mapping) and int(ended.get("exitCode") or 0) != 0:
-                out.append(
-                    (
-                        str(status.get("name", "")),
-                        int(ended["exitCode"]),
-                        str(ended.get("reason") or ""),
-                    )
-                )
+            code = _exit_code(ended.get("exitCode")) if isinstance(ended, Mapping) else 0
+            if isinstance(ended, Mapping) and code != 0:
+                out.append((str(status.get("name", "")), code, str(ended.get("reason") or "")))
                 break
     return out
 
