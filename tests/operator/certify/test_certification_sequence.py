@@ -111,7 +111,9 @@ def test_certification_fail_continue_runs_the_second_category_after_the_first_fa
     failed = condition(body, "Failed")
     assert failed is not None and failed["status"] == "True"
     assert failed["reason"] == "WorkflowFailed"
-    doc = json.loads(api.configmap("cont-report")["data"]["result.json"])  # type: ignore[index]
+    report = api.configmap("cont-report")
+    assert report is not None
+    doc = json.loads(report["data"]["result.json"])
     assert doc["result"] == "FAILED"
     assert doc["failedNodes"] == ["gpu-02"]
     level1, level2 = doc["categories"]
