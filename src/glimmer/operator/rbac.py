@@ -43,8 +43,11 @@ GRANTS: tuple[Grant, ...] = (
           "the fingerprint reconciler's Node watch"),
     Grant("", "pods", ("create", "delete", "list", "watch"),
           "runner pods: created once by name, listed by the run label, deleted after the "
-          "status that justifies it; their events wake the run"),
-    Grant("", "pods/log", ("get",), "runner output: the verdict's evidence"),
+          "status that justifies it; their events wake the run; a certify workload's pods "
+          "(JobSet and job labels) listed for state, nodes and logs"),
+    Grant("", "pods/log", ("get",),
+          "runner output: the verdict's evidence; a certify launcher's log (outcome, failure "
+          "log, measurements)"),
     Grant("", "services", ("create", "delete", "list"),
           "headless rendezvous Services of Pair and Group units; those of a run the operator "
           "deleted (TTL) are deleted too where no garbage collector got to them first",
@@ -52,7 +55,8 @@ GRANTS: tuple[Grant, ...] = (
     Grant("", "events", ("create",), "HardwareDrift and run notices (kubectl describe)"),
     Grant("", "configmaps", ("create", "delete", "get", "update"),
           "the ConfigMap sink and its rollovers; certification's node results, category results "
-          "and reports; a Workflow's ConfigMap dependencies, deleted with it",
+          "and reports, a goodput measurement's logs across restarts; a Workflow's ConfigMap "
+          "dependencies, deleted with it",
           unobserved=("delete",)),
     Grant("", "persistentvolumeclaims", ("create", "delete", "get"),
           "a Workflow's checkpoint PVC dependency (§3.4), deleted in reverse creation order",
@@ -92,9 +96,29 @@ GRANTS: tuple[Grant, ...] = (
           unobserved=("get", "list", "watch")),
     Grant(CERTIFY, "workloadruns/status", ("update",), "the Workflow's state mirrored",
           unobserved=("update",)),
-    Grant(CERTIFY, "jobs", ("create", "delete", "get", "list", "watch"),
+    Grant(CERTIFY, "jobs", ("create", "delete", "get", "list", "patch", "watch"),
           "the replayed core's jobs: created if absent by name, listed by workflow label once "
-          "per replay, deleted (UID precondition) before a Workflow's dependencies",
+          "per replay, deleted (UID precondition) before a Workflow's dependencies; the Job "
+          "controller's watch, live reads and finalizer (merge patch at the resourceVersion)",
+          unobserved=("create", "delete", "get", "list", "patch", "watch")),
+    Grant(CERTIFY, "jobs/status", ("update",),
+          "conditions, workloadRef and its clock, failure log, failed nodes, the frozen outcome",
+          unobserved=("update",)),
+    Grant(CERTIFY, "goodputmeasurements", ("create", "get", "list", "watch"),
+          "created by the Job that asks for one; watched and read live by its controller",
+          unobserved=("create", "get", "list", "watch")),
+    Grant(CERTIFY, "goodputmeasurements/status", ("update",),
+          "goodput figures, Measuring/Complete", unobserved=("update",)),
+    Grant(CERTIFY, "bandwidthmeasurements", ("create", "get", "list", "watch"),
+          "created by the Job that asks for one; watched and read live by its controller",
+          unobserved=("create", "get", "list", "watch")),
+    Grant(CERTIFY, "bandwidthmeasurements/status", ("update",),
+          "results by size, Measuring/Complete", unobserved=("update",)),
+    Grant(CERTIFY, "logprofiles", ("get",), "a measurement's LogProfile, by name",
+          unobserved=("get",)),
+    Grant(TRAINER, "trainjobs", ("create", "delete", "get", "list", "watch"),
+          "a Job's workload <job>-workload: created, read, watched by the job label, deleted on "
+          "failure, restart and Job deletion",
           unobserved=("create", "delete", "get", "list", "watch")),
     Grant(TRAINER, "trainingruntimes", ("create", "delete", "get"),
           "a Workflow's runtime dependency and its job-scoped copies (§3.4)",

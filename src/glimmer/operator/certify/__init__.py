@@ -18,7 +18,7 @@ from glimmer.certify.platform.vocab import (
     WORKFLOW_LABEL,
     WORKLOAD_RUN_LABEL,
 )
-from glimmer.operator.certify import certification, workflow, workloadrun
+from glimmer.operator.certify import certification, jobs_register, workflow, workloadrun
 from glimmer.operator.certify.certification_daemons import Kind, wake_by_label
 from glimmer.operator.certify.workflow_cluster import Cluster
 from glimmer.operator.context import OperatorContext
@@ -28,7 +28,10 @@ RECONCILE_THREADS = 4  # certification reconciles are API work; a few at once at
 
 
 def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
-    """Every certification controller's handlers on ``registry``."""
+    """Every certification controller's handlers on ``registry``: the Job and measurement
+    controllers' (:mod:`.jobs_register`) and the Certification, Workflow and WorkloadRun
+    controllers' (one daemon per object, :mod:`.certification_daemons`)."""
+    jobs_register.register(registry, context)
     cluster = Cluster(context.backend.client)
     now = context.clock.now
     pool = ThreadPoolExecutor(max_workers=RECONCILE_THREADS, thread_name_prefix="glimmer-cert")
