@@ -5,11 +5,15 @@ target selects, with the §7.4 MNNVL override and its own dependency copies."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
+import yaml
 
 from glimmer.api.certify.options import CategoryOptions
 from glimmer.certify.catalog.build import build_workflow_spec
-from glimmer.certify.catalog.entries import get_entry
+from glimmer.certify.catalog.entries import get_entry, list_entries
 from glimmer.certify.catalog.naming import short_hash, truncate
 from glimmer.certify.catalog.render import build_config, context
 from glimmer.certify.job_spec import (
@@ -19,14 +23,15 @@ from glimmer.certify.job_spec import (
     job_scoped_suffix,
     tolerations,
 )
-from glimmer.certify.jobs import DcgmJob, NcclJob, TrainingJob
+from glimmer.certify.jobs import DcgmJob, Job, NcclJob, TrainingJob
 from glimmer.certify.platform.transforms import (
     ResolvedWorkflowTransforms,
     apply_resolved_workflow_transforms,
 )
 from glimmer.certify.platform.vocab import CONTROLLER_PATCH_MANAGER, JOB_LABEL
-from glimmer.certify.replay import job_key
+from glimmer.certify.replay import group_of, job_key, nodes_of
 from tests.certify.catalog.trainer_schemas import problems
+from tools.k8s_standin.schema_check import check
 
 WF = "t-communication-nccl-all-reduce"  # 31 characters, as workflow_name cuts them
 NODES = ("nvl-node-0001", "nvl-node-0002", "nvl-node-0003")
@@ -191,3 +196,32 @@ def test_the_copies_suffix_follows_the_job_name() -> None:
     assert job_scoped_suffix("t-communication-nccl-all-reduce", cut) == (
         f"-{short_hash('t-communication-nccl-all-reduce')}-{cut[-5:]}"
     )
+
+
+JOB_CRD = (
+    Path(__file__).resolve().parents[2] / "deploy" / "crds-certify" / "certify.glimmer.ai_jobs.yaml"
+)
+
+
+def _job_spec_schema() -> dict[str, Any]:
+    crd = yaml.safe_load(JOB_CRD.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema["properties"]["spec"]
+
+
+@pytest.mark.parametrize("ref", [e.ref for e in list_entries()])
+def test_every_catalog_entrys_job_is_a_valid_job_and_train_job(ref: str) -> None:
+    domain, variant = ref.split("/")
+    wf = _workflow(domain, variant, thresholds={"busBandwidthGBps": "value >= 1"})
+    job: Job = (
+        DcgmJob("nvl-node-0001", 1)
+        if domain == "diagnostics"
+        else TrainingJob("group-0", NODES[:2], nvlink=False)
+        if domain == "training"
+        else NcclJob("bisect-1-0a", "all_reduce", NODES[:2], nvlink=False)
+    )
+    nodes = nodes_of(job)
+    key = job_key(f"t-{domain}-{variant}"[:31], group_of(job), 1)
+    spec = job_parts(f"t-{domain}-{variant}"[:31], wf, key, job, nodes).spec
+    assert check(spec, _job_spec_schema(), "spec") == []
+    _valid_train_job(key, spec)
