@@ -93,7 +93,7 @@ JOB_FINALIZER = f"{GROUP}/finalizer"
 MEASUREMENT_REF_GROUP = GROUP
 DEFAULT_TIMEOUT = timedelta(hours=1)  # §2.2 timeoutPerJob when nothing sets it
 DRAIN_GRACE = timedelta(seconds=60)  # how long a deleted Job waits for its pods to go
-RUNNING_REQUEUE = 1.0  # seconds between looks at a running workload (a safety net beside watches)
+RUNNING_REQUEUE = 15.0  # seconds between looks at a followed workload: the safety net beside events
 RETRY_FIRST, RETRY_MAX = 1.0, 60.0
 
 # Condition reasons of §3.3 and §7.

@@ -133,7 +133,12 @@ class CertifyJobHandlers:
         self.pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="glimmer-certify")
         now = context.clock.now
         host = context.clock.host_seconds
-        self.jobs = Followers("job", JobReconciler(self.client, now).reconcile, self.pool, host)
+        self.jobs = Followers(
+            "job",
+            JobReconciler(self.client, now, running_requeue=SAFETY_NET).reconcile,
+            self.pool,
+            host,
+        )
         self.measurements = {
             plural: Followers(
                 plural, MeasurementReconciler(self.client, now, plural).reconcile, self.pool, host
