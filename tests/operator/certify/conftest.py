@@ -95,7 +95,9 @@ class CertifyAPI:
 def certify_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CertifyAPI]:
     """A fresh API stand-in with every glimmer CRD and Trainer's, in a thread; its kubeconfig
     in $KUBECONFIG."""
-    with api_in_thread(crd_dirs=(GLIMMER_CRDS, CERTIFY_CRDS, TRAINER_CRDS)) as running:
+    with api_in_thread(
+        crd_dirs=(GLIMMER_CRDS, CERTIFY_CRDS, TRAINER_CRDS), journal=tmp_path / "journal.jsonl"
+    ) as running:
         config = write_kubeconfig(tmp_path / "kubeconfig", running.url, NS)
         monkeypatch.setenv("KUBECONFIG", str(config))
         with httpx.Client(base_url=running.url, timeout=30) as http:
@@ -191,6 +193,7 @@ def finish_job(
     crashed_on: Sequence[str] = (),
     elapsed: float = 0.0,
     hardware_failed: Sequence[str] = (),
+    validation_failed: bool = False,
 ) -> None:
     """Write what the Job controller writes when its workload ends: the frozen outcome and the
     terminal condition (HardwareFailed and the failed nodes when ``hardware_failed`` names some)."""
@@ -198,6 +201,8 @@ def finish_job(
     namespace = job["metadata"].get("namespace") or NS
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     done = "Succeeded" if exit_code == 0 and not hardware_failed else "Failed"
+    if validation_failed:
+        done = "Failed"
     conditions = [
         {"type": t, "status": "True" if t == done else "False", "reason": done,
          "message": done, "lastTransitionTime": now}
@@ -223,6 +228,11 @@ def finish_job(
             {"name": n, "reason": "HardwareFailureDetected", "message": "node unhealthy"}
             for n in hardware_failed
         ]
+    if validation_failed:
+        conditions.append(
+            {"type": "ValidationFailed", "status": "True", "reason": "ThresholdViolation",
+             "message": "busBandwidthGBps >= 400.0 failed", "lastTransitionTime": now}
+        )  # fmt: skip
     body = {**job, "status": status}
     put = api.http.put(api.path("jobs", name, namespace) + "/status", json=body)
     assert put.status_code == 200, put.text
@@ -413,11 +423,12 @@ class JobAPI:
 @pytest.fixture
 def job_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[JobAPI]:
     from tests.backends.kubernetes.certify.standin_crds import crd_dirs
+    from tools.k8s_standin.trainer import TRAINER_CRDS
 
     log_dir = tmp_path / "pod-logs"
     log_dir.mkdir()
     with api_in_thread(
-        crd_dirs=crd_dirs(tmp_path), log_dir=log_dir, graceful_pod_deletion=False
+        crd_dirs=crd_dirs(tmp_path, (TRAINER_CRDS,)), log_dir=log_dir, graceful_pod_deletion=False
     ) as running:
         config = write_kubeconfig(tmp_path / "kubeconfig", running.url, NS)
         monkeypatch.setenv("KUBECONFIG", str(config))
