@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -151,6 +152,14 @@ class TrainerCluster:
 
     def lead_log(self, train_job: str) -> str:
         return self.log(str(self.lead(train_job)["metadata"]["name"]))
+
+    def simulated(self, train_job: str) -> Obj:
+        """What the fleet simulator said of the TrainJob's job (text, exit_code, error, path,
+        crashed_on, elapsed_s), once its pods were all placed."""
+        uid8 = str(self.train_job(train_job)["metadata"]["uid"])[:8]
+        plan = self.cluster.root / "trainer" / self.namespace / f"{train_job}-{uid8}.json"
+        got: Obj = json.loads(eventually(lambda: plan.is_file() and plan.read_text(), str(plan)))
+        return got
 
 
 def eventually(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:

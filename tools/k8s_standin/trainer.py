@@ -326,7 +326,11 @@ class TrainerStandIn:
             doc = {"text": f"stand-in trainer: {e}\n", "exit_code": 1, "seconds": 0.0}
         else:
             got = self.fleet.run(job)
+            # What the simulator knows beyond the log, for a test to compare with (a cluster
+            # tells none of it: the pods show only the text and the exit code).
             doc = {"text": got.text, "exit_code": got.exit_code, "error": got.error}
+            doc |= {"path": got.path, "crashed_on": list(got.crashed_on)}
+            doc["elapsed_s"] = got.elapsed_s
             doc["seconds"] = self.fleet.seconds_per_job
             doc["oom"] = bool(self.fleet.oom_nodes & set(nodes))
         doc["job"] = name

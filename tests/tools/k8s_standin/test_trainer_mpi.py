@@ -116,6 +116,32 @@ def test_a_degraded_nic_lowers_bus_bandwidth_in_a_job_holding_its_node_only(
         for name in ("with-the-nic", "without-it"):
             assert tc.finished(name)["type"] == "Complete"
         slow = parse_table(tc.lead_log("with-the-nic")).peak_bus_bw()
+        assert tc.simulated("with-the-nic")["path"] == "network"  # MNNVL off: over the NICs
         fast = parse_table(tc.lead_log("without-it")).peak_bus_bw()
     assert slow is not None and fast is not None
     assert slow < 0.6 * fast
+
+
+def test_the_launcher_prints_its_table_while_it_runs_not_all_at_once(
+    trainer_cluster: MakeTrainerCluster,  # noqa: F811
+) -> None:
+    deps, train_job = rendered("NVIDIA-H100-80GB-HBM3")
+    name = train_job["metadata"]["name"]
+    with trainer_cluster(seconds_per_job=3.0) as tc:
+        tc.create_all([*deps, pinned(train_job, HGX)])
+
+        def partway() -> str | None:
+            pods = [
+                p for p in tc.pods(name) if p["metadata"]["labels"][REPLICATED_JOB] == "launcher"
+            ]
+            if not pods or pods[0]["status"].get("phase") != "Running":
+                return None
+            got = tc.http.get(f"/api/v1/namespaces/default/pods/{pods[0]['metadata']['name']}/log")
+            return got.text if got.status_code == 200 and "# Using devices" in got.text else None
+
+        # Running, the devices printed and the table not yet: a Node changed now is seen now.
+        early = eventually(partway, "the launcher running with part of its log")
+        assert tc.finished(name)["type"] == "Complete"
+        full = tc.lead_log(name)
+    assert "# Avg bus bandwidth" not in early and full.startswith(early)
+    assert "# Avg bus bandwidth" in full
