@@ -21,7 +21,7 @@ from typing import Any
 
 from glimmer.backends.kubernetes.errors import AlreadyExists
 from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY, WORKFLOW_LABEL
-from glimmer.engine.backend import BackendError, Conflict
+from glimmer.engine.backend import BackendError, Conflict, NotFound
 from glimmer.errors import GlimmerError
 from glimmer.operator.certify.certification_build import controlled_by, controller_ref
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, cluster_scoped, kind_of, meta
@@ -31,6 +31,10 @@ WORKFLOW_UID_ANNOTATION = f"{GROUP}/workflow-uid"
 
 class DependencyNameCollision(GlimmerError):
     """A dependency's name is held by an object of someone else (terminal for the Workflow)."""
+
+
+class DependencyUnserved(GlimmerError):
+    """The API serves no such kind (its CRD is not installed): terminal, and said so."""
 
 
 class DependencyPending(BackendError):
@@ -124,6 +128,11 @@ def ensure(
         namespace = meta(body).get("namespace")
         try:
             cluster.create(kind, body, namespace)
+        except NotFound:
+            raise DependencyUnserved(
+                f"{body.get('apiVersion')} {body.get('kind')} {_name(body)}: the API serves no "
+                "such kind (is its CRD installed?)"
+            ) from None
         except AlreadyExists:
             found = cluster.get(kind, _name(body), namespace)
             if found is None or meta(found).get("deletionTimestamp"):

@@ -71,6 +71,7 @@ from glimmer.operator.certify.certification_conditions import (
 from glimmer.operator.certify.dependencies import (
     DependencyNameCollision,
     DependencyPending,
+    DependencyUnserved,
     ensure,
 )
 from glimmer.operator.certify.dependencies import delete_in_reverse as delete_dependencies
@@ -137,6 +138,8 @@ class WorkflowController:
             refs = ensure(self.cluster, self._workflow_scoped(wf, spec), wf)
         except DependencyNameCollision as e:
             raise Refused("DependencyNameCollision", str(e)) from None
+        except DependencyUnserved as e:
+            raise Refused("DependencyError", str(e)) from None
         except DependencyPending:
             return self.poll
         status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), refs)
@@ -280,6 +283,8 @@ class WorkflowController:
                 made.extend(ensure(self.cluster, parts.dependencies, wf, "job", key))
             except DependencyNameCollision as e:
                 raise Refused("DependencyNameCollision", str(e)) from None
+            except DependencyUnserved as e:
+                raise Refused("DependencyError", str(e)) from None
             return parts.spec
 
         return spec_for
