@@ -105,7 +105,7 @@ def test_a_cluster_that_does_not_answer_is_exit_2_naming_the_kubeconfig(
 
     config = write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:9")  # nothing listens
     code, _, err = run(capsys, "cluster-info", "--kubeconfig", str(config))
-    assert code == 2 and f"--kubeconfig {config}" in err and "does not answer" in err
+    assert code == 2 and f"--kubeconfig {config}: list nodes failed" in err
 
 
 def test_list_categories_lists_every_catalog_entry_with_what_it_runs(

@@ -253,7 +253,8 @@ def test_following_prints_each_category_once_per_change(
         _cert("InProgress", "Succeeded", "InProgress"),
         _cert("Succeeded", "Succeeded", "Succeeded"),
     )
-    final = certify_cluster.follow(cluster, "default", "acceptance", human=True)
+    session = certify_cluster.Session(cluster, "kubeconfig")
+    final = certify_cluster.follow(session, "default", "acceptance", human=True)
     assert final is not None and certify_cluster.phase_of(final) == "Succeeded"
     assert capsys.readouterr().out.splitlines() == [
         "  communication/nccl-all-reduce: InProgress",

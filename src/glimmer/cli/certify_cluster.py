@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -48,10 +48,11 @@ from glimmer.certify.result import FAILED, CertResult, from_doc
 from glimmer.cli.kube_options import ContextOpt, KubeconfigOpt
 from glimmer.cli.output import print_json
 from glimmer.cli.run_inputs import load_kinds
-from glimmer.engine.backend import BackendError, NotFound
+from glimmer.engine.backend import BackendError
 from glimmer.errors import InputError, Location
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 # What the Certification controller writes when every category is terminal (the names must
 # equal glimmer.operator.certify.workflow_result's; a test holds them equal: the CLI may not
@@ -99,29 +100,36 @@ def report_name(certification: str) -> str:
 # ---- the cluster ------------------------------------------------------------------------
 
 
-def connect(kubeconfig: str | None, context: str | None) -> Any:
-    """The cluster's certify client, checked by one read; a kubeconfig or context that reaches
-    no cluster is bad input naming it."""
+@dataclass(frozen=True)
+class Session:
+    """The cluster's certify client and the kubeconfig that named it (errors name it)."""
+
+    cluster: Any
+    where: str
+
+    def call(self, what: str, fn: Callable[[Any], T]) -> T:
+        """``fn(cluster)``; a failed API call is bad input naming the call and the kubeconfig
+        (a cluster that does not answer, a grant the user lacks)."""
+        try:
+            return fn(self.cluster)
+        except BackendError as e:
+            raise InputError(f"--kubeconfig {self.where}: {what} failed: {e}") from None
+
+
+def connect(kubeconfig: str | None, context: str | None) -> Session:
+    """The cluster's certify client; a kubeconfig or context lightkube cannot use is bad input
+    naming it. Nothing is read here: each command's first call is its own probe (a user who
+    may read Certifications may not be allowed to list Nodes)."""
     path = Path(kubeconfig).expanduser() if kubeconfig else None
     if path is not None and not path.is_file():
         raise InputError("no such file", Location(file=kubeconfig, field="--kubeconfig"))
     where = kubeconfig or "$KUBECONFIG / ~/.kube/config"
     try:
         cluster = KUBERNETES.certify_client(path, context=context)
-        cluster.nodes()
-    except BackendError as e:
-        raise InputError(f"--kubeconfig {where}: the cluster does not answer: {e}") from None
     except Exception as e:  # lightkube's own configuration errors: a bad kubeconfig or context
         what = f" (context {context})" if context else ""
         raise InputError(f"--kubeconfig {where}{what}: cannot reach a cluster: {e}") from None
-    return cluster
-
-
-def _call(what: str, call: Callable[[], Any]) -> Any:
-    try:
-        return call()
-    except BackendError as e:
-        raise InputError(f"{what}: {e}") from None
+    return Session(cluster, where)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -188,10 +196,10 @@ class Verdict:
         return 1 if self.result.result == FAILED else 0
 
 
-def read_report(cluster: Any, namespace: str, name: str) -> Verdict:
+def read_report(session: Session, namespace: str, name: str) -> Verdict:
     """The report of a Certification, from its ConfigMap."""
     where = f"ConfigMap {namespace}/{report_name(name)}"
-    found = _call(f"read {where}", lambda: cluster.config_map(namespace, report_name(name)))
+    found = session.call(f"read {where}", lambda c: c.config_map(namespace, report_name(name)))
     if found is None:
         return Verdict(None, None, f"{where} does not exist: no report was written")
     text = (found.get("data") or {}).get(REPORT_KEY)
@@ -206,13 +214,13 @@ def read_report(cluster: Any, namespace: str, name: str) -> Verdict:
 
 
 def wait_for_report(
-    cluster: Any, namespace: str, name: str, clock: Callable[[], float] = time.monotonic
+    session: Session, namespace: str, name: str, clock: Callable[[], float] = time.monotonic
 ) -> Verdict:
     """The report, read until it is there or ``TIMING.report_seconds`` passed (the controller
     writes it once every category is terminal, which may be a pass after the condition)."""
     give_up = clock() + TIMING.report_seconds
     while True:
-        verdict = read_report(cluster, namespace, name)
+        verdict = read_report(session, namespace, name)
         if verdict.result is not None or clock() >= give_up:
             return verdict
         time.sleep(TIMING.poll_seconds)
@@ -278,10 +286,15 @@ def show_verdict(obj: Mapping[str, Any], verdict: Verdict, output: Output) -> in
 # ---- status, cancel ---------------------------------------------------------------------
 
 
-def get_certification(cluster: Any, namespace: str, name: str) -> Obj:
-    found = _call(
-        f"read Certification {namespace}/{name}", lambda: cluster.certification(namespace, name)
+def get_certification_or_none(session: Session, namespace: str, name: str) -> Obj | None:
+    found: Obj | None = session.call(
+        f"read Certification {namespace}/{name}", lambda c: c.certification(namespace, name)
     )
+    return found
+
+
+def get_certification(session: Session, namespace: str, name: str) -> Obj:
+    found = get_certification_or_none(session, namespace, name)
     if found is None:
         raise InputError(f"no Certification {name} in namespace {namespace}")
     got: Obj = found
@@ -299,8 +312,8 @@ def status(
 
     Exit 0 certified (or still running), 1 not certified, 2 no such Certification."""
     ns = namespace or DEFAULT_NAMESPACE
-    cluster = connect(kubeconfig, context)
-    obj = get_certification(cluster, ns, name)
+    session = connect(kubeconfig, context)
+    obj = get_certification(session, ns, name)
     if not terminal(obj):
         if output is Output.JSON:
             print_json(status_doc(obj, None))
@@ -309,7 +322,7 @@ def status(
         raise typer.Exit(0)
     if output is Output.TABLE:
         typer.echo("\n".join(summary_lines(obj)) + "\n")
-    raise typer.Exit(show_verdict(obj, read_report(cluster, ns, name), output))
+    raise typer.Exit(show_verdict(obj, read_report(session, ns, name), output))
 
 
 def cancel(
@@ -320,15 +333,17 @@ def cancel(
 ) -> None:
     """Delete a Certification; its controller deletes its Workflows (and their Jobs)."""
     ns = namespace or DEFAULT_NAMESPACE
-    cluster = connect(kubeconfig, context)
-    obj = get_certification(cluster, ns, name)
-    flows = _call(f"list Workflows of {ns}/{name}", lambda: cluster.workflows_of(ns, name))
+    session = connect(kubeconfig, context)
+    obj = get_certification(session, ns, name)
+    flows = session.call(f"list Workflows of {ns}/{name}", lambda c: c.workflows_of(ns, name))
     try:
-        cluster.delete_certification(ns, name)
-    except NotFound:
-        raise InputError(f"no Certification {name} in namespace {ns}") from None
-    except BackendError as e:
-        raise InputError(f"delete Certification {ns}/{name}: {e}") from None
+        session.call(
+            f"delete Certification {ns}/{name}", lambda c: c.delete_certification(ns, name)
+        )
+    except InputError:
+        if get_certification_or_none(session, ns, name) is not None:
+            raise
+        # Gone between the read and the delete (another cancel): what was asked is done.
     typer.echo(f"deleted Certification {ns}/{name} ({phase_of(obj)})")
     names = [str(_meta(w).get("name")) for w in flows]
     if names:
@@ -446,9 +461,9 @@ def cluster_info(
     Nodes, the GPU product and architecture (the majority's), the platform, GPUs per node,
     NIC resources, topology domains and the namespace's Certifications."""
     ns = namespace or DEFAULT_NAMESPACE
-    cluster = connect(kubeconfig, context)
-    nodes = _call("list nodes", cluster.nodes)
-    certs = _call(f"list Certifications in {ns}", lambda: cluster.certifications(ns))
+    session = connect(kubeconfig, context)
+    nodes = session.call("list nodes", lambda c: c.nodes())
+    certs = session.call(f"list Certifications in {ns}", lambda c: c.certifications(ns))
     doc = cluster_doc(nodes, certs)
     if output is Output.JSON:
         print_json({"namespace": ns, **doc})
@@ -491,15 +506,15 @@ def _same_spec(stored: Mapping[str, Any], cert: Certification) -> bool:
     return bool(plain(held) == plain(cert))
 
 
-def submit_or_follow(cluster: Any, cert: Certification) -> str:
+def submit_or_follow(session: Session, cert: Certification) -> str:
     """Create the Certification, or follow the one of its name with the same spec (a spec is
     immutable: another spec under that name is refused)."""
     ns, name = cert.metadata.namespace or DEFAULT_NAMESPACE, cert.name
-    held = _call(f"read Certification {ns}/{name}", lambda: cluster.certification(ns, name))
+    held = get_certification_or_none(session, ns, name)
     if held is None:
         body = to_wire(cert)
         body.pop("status", None)
-        _call(f"create Certification {ns}/{name}", lambda: cluster.create_certification(body))
+        session.call(f"create Certification {ns}/{name}", lambda c: c.create_certification(body))
         return "created"
     if not _same_spec(held, cert):
         raise InputError(
@@ -510,14 +525,14 @@ def submit_or_follow(cluster: Any, cert: Certification) -> str:
 
 
 def follow(
-    cluster: Any, ns: str, name: str, human: bool, clock: Callable[[], float] = time.monotonic
+    session: Session, ns: str, name: str, human: bool, clock: Callable[[], float] = time.monotonic
 ) -> Obj | None:
     """Read the Certification until it is terminal (None: deleted meanwhile). Prints each
     category's status as it changes; says once when no controller writes a status."""
     started, warned = clock(), False
     seen: dict[str, str] = {}
     while True:
-        obj = _call(f"read Certification {ns}/{name}", lambda: cluster.certification(ns, name))
+        obj = get_certification_or_none(session, ns, name)
         if obj is None:
             return None
         if human:
@@ -546,21 +561,21 @@ def run_on_cluster(
     """``glimmer certify run --backend kubernetes``: create, follow, print the report card;
     the exit code."""
     cert = load_one(file, namespace)
-    cluster = connect(kubeconfig, context)
+    session = connect(kubeconfig, context)
     ns, name = cert.metadata.namespace or DEFAULT_NAMESPACE, cert.name
-    how = submit_or_follow(cluster, cert)
+    how = submit_or_follow(session, cert)
     human = not json_out
     if human:
         typer.echo(f"glimmer certify run {ns}/{name}: Certification on a Kubernetes cluster, {how}")
         typer.echo(f"  watch      kubectl get cert -n {ns} {name} -w")
-    final = follow(cluster, ns, name, human)
+    final = follow(session, ns, name, human)
     if final is None:
         print(f"glimmer: Certification {ns}/{name} was deleted; not certified", file=sys.stderr)
         return 1
     if human:
         typer.echo("")
     return show_verdict(
-        final, wait_for_report(cluster, ns, name), Output.JSON if json_out else Output.TABLE
+        final, wait_for_report(session, ns, name), Output.JSON if json_out else Output.TABLE
     )
 
 
