@@ -1,0 +1,294 @@
+"""A training log read as it arrives, into the goodput figures (specs/certify.md §6.2–6.3).
+
+A controller reads a pod's log in chunks (``sinceTime`` reads, §6); :class:`TrainingLogReader`
+takes them as they come — a chunk may end mid-line, the rest of the line comes with the next —
+and keeps running sums, not every step, so a run of a million steps costs what its last
+``max_steps`` do. Feeding a log whole or in any chunks gives the same figures.
+
+Attempts are told apart by ``applicationStart``: each one after the first is an interruption.
+A ``checkpointRestore`` (or ``checkpointLoaded``) after a step of the current attempt, with no
+application start between, is a restart in place and opens an attempt too; a restore before
+any step (right after a start, or a second restore line) only marks the run boundary again —
+it is the same resume, not a second interruption. A profile without an ``applicationStart``
+pattern opens the first attempt at the log's first timestamped line.
+
+An interruption's cost splits into lost work (from the last completed checkpoint to the last
+line of the failed attempt), rescheduling (to the new attempt's start) and resume (to its first
+step). Lines are split at ``\\n`` only (the kubelet prefixes each of those); a ``\\r`` inside
+one (a progress bar redrawn in place) separates segments that share the line's timestamp.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import deque
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from glimmer.certify.measure.goodput_formula import Goodput, goodput
+from glimmer.certify.measure.goodput_profile import (
+    CHECKPOINT_STEP_CAPTURES,
+    DURATION_CAPTURES,
+    MEGATRON,
+    SAVE_DURATION,
+    STEP_CAPTURES,
+    TrainingProfile,
+    parse_time,
+    to_seconds,
+)
+
+_KUBELET = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) ")
+EVERY_EVENT = frozenset(
+    (
+        "applicationStart",
+        "checkpointRestore",
+        "checkpointLoaded",
+        "checkpointSave",
+        "checkpointDone",
+        "trainingStep",
+        "warmupStep",
+    )
+)
+DEFAULT_MAX_STEPS = 1000  # recent steps kept in memory; the figures are running sums
+
+
+def kubelet_time(raw: str) -> float | None:
+    """The kubelet timestamp a log line starts with, in epoch seconds."""
+    km = _KUBELET.match(raw)
+    stamp = parse_time(km.group(1)) if km else None
+    return stamp.timestamp() if stamp else None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One training step as read: its number, time, duration and TFLOPs (None: not captured)."""
+
+    step: int
+    at: float
+    seconds: float | None
+    tflops: float | None
+    warmup: bool
+
+
+@dataclass
+class _Attempt:
+    start: float
+    last_line: float
+    first_step: float | None = None
+    last_checkpoint: float | None = None
+    stepped: bool = False  # a step since the latest run boundary
+
+
+def _number(m: re.Match[str], names: tuple[str, ...]) -> tuple[str, float] | None:
+    groups = m.groupdict()
+    for name in names:
+        text = groups.get(name)
+        if text:
+            try:
+                return name, float(text)
+            except ValueError:
+                return None
+    return None
+
+
+class TrainingLogReader:
+    """Goodput figures of a log fed in chunks; :meth:`close` reads an unterminated last line.
+
+    ``pending_saves`` (step → save start, epoch seconds; None for a save line without a step)
+    carries checkpoint saves begun but not yet done over from an earlier reader, so a controller
+    that persisted them computes the save duration when the done line comes (§6.2).
+    """
+
+    def __init__(
+        self,
+        profile: TrainingProfile = MEGATRON,
+        *,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        pending_saves: Mapping[int | None, float] | None = None,
+    ) -> None:
+        self.profile = profile
+        self._pats = profile.compiled()
+        self._partial = ""
+        self._attempts: list[_Attempt] = []
+        self._pending: dict[int | None, float] = dict(pending_saves or {})
+        self._t_save = 0.0
+        self._base: int | None = None  # warmupBaseStep: the first step after the boundary
+        self._last_step: int | None = None
+        self._highest: int | None = None
+        self._times: list[float] = [0.0, 0.0]  # Σ non-warmup step seconds, count
+        self._flops: list[float] = [0.0, 0.0]
+        self._recent: deque[Step] = deque(maxlen=max_steps)
+
+    @property
+    def recent_steps(self) -> tuple[Step, ...]:
+        """The last ``max_steps`` steps read, oldest first."""
+        return tuple(self._recent)
+
+    @property
+    def pending_saves(self) -> dict[int | None, float]:
+        """Checkpoint saves begun and not yet done, to persist between reads."""
+        return dict(self._pending)
+
+    def feed(self, chunk: str) -> None:
+        """Read ``chunk``; a line it leaves unterminated waits for the next chunk."""
+        *lines, self._partial = (self._partial + chunk).split("\n")
+        for raw in lines:
+            self.raw_line(raw)
+
+    def close(self) -> None:
+        """The log ended: read the line it left unterminated."""
+        if self._partial:
+            raw, self._partial = self._partial, ""
+            self.raw_line(raw)
+
+    def raw_line(self, raw: str, events: Collection[str] = EVERY_EVENT) -> None:
+        """One log line, kubelet prefix and all; only ``events`` are looked for in it."""
+        km = _KUBELET.match(raw)
+        stamp = parse_time(km.group(1)) if km else None
+        at = stamp.timestamp() if stamp else None
+        for segment in (raw[km.end() :] if km else raw).split("\r"):
+            self.line(segment, at, events)
+
+    def _hit(self, name: str, line: str, events: Collection[str]) -> re.Match[str] | None:
+        got = self._pats.get(name) if name in events else None
+        return got[0].search(line) if got else None
+
+    def line(self, line: str, at: float | None, events: Collection[str] = EVERY_EVENT) -> None:
+        """One line without its kubelet prefix, ``at`` its kubelet time (None: none)."""
+
+        def when(m: re.Match[str]) -> float | None:
+            if "timestamp" in m.groupdict() and m.group("timestamp"):
+                t = parse_time(m.group("timestamp"))
+                return t.timestamp() if t else at
+            return at
+
+        if hit := self._hit("applicationStart", line, events):
+            t = when(hit)
+            if t is not None:
+                self._attempts.append(_Attempt(t, t))
+                self._base = None
+            return
+        if not self._attempts:
+            if "applicationStart" in self._pats or at is None:
+                return
+            self._attempts.append(_Attempt(at, at))
+        cur = self._attempts[-1]
+        restore = self._hit("checkpointRestore", line, events) or self._hit(
+            "checkpointLoaded", line, events
+        )
+        if restore:
+            t = when(restore)
+            if cur.stepped and t is not None:  # restarted in place: a new attempt
+                cur = _Attempt(t, t)
+                self._attempts.append(cur)
+            cur.stepped = False
+            self._base = None  # a restore is a run boundary: warmup counts again (§6.2)
+        if at is not None:  # the interruption time is the attempt's last log line (§6.2)
+            cur.last_line = at
+        if restore:
+            return
+        if hit := self._hit("checkpointSave", line, events):
+            self._save_began(hit, when(hit))
+        elif hit := self._hit("checkpointDone", line, events):
+            self._save_done(cur, hit, when(hit))
+        elif hit := self._hit("trainingStep", line, events):
+            self._step(cur, hit, when(hit), line, events)
+
+    def _save_began(self, hit: re.Match[str], t: float | None) -> None:
+        took = _number(hit, (SAVE_DURATION,))
+        if took is not None:  # the save says how long it took: nothing pending
+            self._t_save += to_seconds(took[1], self._units("checkpointSave").get(SAVE_DURATION))
+            return
+        step = _number(hit, CHECKPOINT_STEP_CAPTURES)
+        if t is not None:
+            self._pending[int(step[1]) if step else None] = t
+
+    def _save_done(self, cur: _Attempt, hit: re.Match[str], t: float | None) -> None:
+        step = _number(hit, CHECKPOINT_STEP_CAPTURES)
+        key = int(step[1]) if step else None
+        began = self._pending.pop(key, None)
+        if began is None and None in self._pending:  # a save line that named no step
+            began = self._pending.pop(None)
+        if t is None:
+            return
+        cur.last_checkpoint = t
+        took = _number(hit, (SAVE_DURATION,))
+        if took is not None:
+            self._t_save += to_seconds(took[1], self._units("checkpointDone").get(SAVE_DURATION))
+        elif began is not None:
+            self._t_save += max(0.0, t - began)
+
+    def _units(self, name: str) -> Mapping[str, str]:
+        got = self._pats.get(name)
+        return got[1] if got else {}
+
+    def _step(
+        self,
+        cur: _Attempt,
+        hit: re.Match[str],
+        t: float | None,
+        line: str,
+        events: Collection[str],
+    ) -> None:
+        interval = self.profile.log_interval
+        number = _number(hit, STEP_CAPTURES)
+        # A step line without its number is the next one by the log interval (§2.8).
+        step = int(number[1]) if number else (self._last_step or 0) + interval
+        if interval > 1 and step % interval:
+            return
+        if t is None:
+            return
+        self._last_step = step
+        took = _number(hit, DURATION_CAPTURES)
+        seconds = to_seconds(took[1], self._units("trainingStep").get(took[0])) if took else None
+        flops = _number(hit, ("tflops",))
+        tflops = flops[1] if flops else None
+        if self._base is None:
+            self._base = step
+        warm = step - self._base < self.profile.warmup_steps or (
+            self._hit("warmupStep", line, events) is not None
+        )
+        if cur.first_step is None:
+            cur.first_step = t
+        cur.stepped = True
+        self._highest = step if self._highest is None else max(self._highest, step)
+        if not warm:
+            for sums, value in ((self._times, seconds), (self._flops, tflops)):
+                if value is not None:
+                    sums[0] += value
+                    sums[1] += 1
+        self._recent.append(Step(step, t, seconds, tflops, warm))
+
+    def figures(self) -> Goodput | None:
+        """The figures of the lines read so far; None while no training step was seen."""
+        if self._highest is None:
+            return None
+        attempts = self._attempts
+        t_ch = t_re = t_rm = 0.0
+        for prev, nxt in itertools.pairwise(attempts):
+            interrupt = prev.last_line
+            t_ch += max(0.0, interrupt - (prev.last_checkpoint or prev.start))
+            t_re += max(0.0, nxt.start - interrupt)
+            t_rm += max(0.0, (nxt.first_step or nxt.start) - nxt.start)
+        t_w = attempts[-1].last_line - attempts[0].start
+        return Goodput(
+            ratio=goodput(t_w, t_rm, t_ch, t_re, self._t_save),
+            training_time=t_w,
+            lost_work=t_ch,
+            reschedule=t_re,
+            resume=t_rm,
+            checkpoint_save=self._t_save,
+            interruptions=len(attempts) - 1,
+            highest_step=self._highest,
+            avg_step_time=self._times[0] / self._times[1] if self._times[1] else None,
+            avg_tflops_per_gpu=self._flops[0] / self._flops[1] if self._flops[1] else None,
+        )
+
+
+def parse_training(text: str, profile: TrainingProfile = MEGATRON) -> Goodput | None:
+    """Fold a finished run's log into goodput; None when no training step was seen."""
+    reader = TrainingLogReader(profile)
+    reader.feed(text)
+    reader.close()
+    return reader.figures()
