@@ -7,13 +7,13 @@ Formatting only: the entries and their data are :mod:`glimmer.certify.catalog`'s
 from __future__ import annotations
 
 import posixpath
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
 from glimmer.api.certify.options import TestScale
 from glimmer.certify.catalog.entries import Entry, list_entries, measured_keys
+from glimmer.cli.certify_run import Output
 from glimmer.cli.output import print_json
 
 # The domains whose entries take the testScale option (§2.2: communication entries only); the
@@ -21,11 +21,6 @@ from glimmer.cli.output import print_json
 TEST_SCALE_DOMAINS = frozenset({"communication"})
 PER_NODE = "per-node"
 NODES_PER_JOB = "nodes-per-job"
-
-
-class Output(StrEnum):
-    TABLE = "table"
-    JSON = "json"
 
 
 def _trainer(entry: Entry) -> dict[str, Any]:

@@ -19,7 +19,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -45,6 +44,7 @@ from glimmer.certify.platform.detect import (
 )
 from glimmer.certify.report_card import render
 from glimmer.certify.result import FAILED, CertResult, from_doc
+from glimmer.cli.certify_run import Output, card_width
 from glimmer.cli.kube_options import ContextOpt, KubeconfigOpt
 from glimmer.cli.output import print_json
 from glimmer.cli.run_inputs import load_kinds
@@ -65,7 +65,7 @@ DEFAULT_NAMESPACE = "default"
 TOPOLOGY_LABELS = ("nvidia.com/gpu.clique", "rack")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Timing:
     """How the follower waits (tests shorten it)."""
 
@@ -82,11 +82,6 @@ NamespaceOpt = Annotated[
         "--namespace", "-n", metavar="NS", help="The Certification's namespace (default)."
     ),
 ]
-
-
-class Output(StrEnum):
-    TABLE = "table"
-    JSON = "json"
 
 
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="table (default) or json.")]
@@ -229,12 +224,6 @@ def wait_for_report(
 # ---- printing ---------------------------------------------------------------------------
 
 
-def _card_width() -> int:
-    from glimmer.cli.certify_run import card_width
-
-    return card_width()
-
-
 def summary_lines(obj: Mapping[str, Any]) -> list[str]:
     """The Certification's phase and each category's status."""
     meta = _meta(obj)
@@ -271,7 +260,7 @@ def show_verdict(obj: Mapping[str, Any], verdict: Verdict, output: Output) -> in
     if output is Output.JSON:
         print_json(status_doc(obj, verdict))
     elif verdict.result is not None:
-        typer.echo(render(verdict.result, _card_width()), nl=False)
+        typer.echo(render(verdict.result, card_width()), nl=False)
     if verdict.problem:
         print(f"glimmer: {verdict.problem}; not certified", file=sys.stderr)
     elif code and verdict.result is not None and verdict.result.result != FAILED:
