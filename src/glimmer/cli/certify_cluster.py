@@ -45,7 +45,6 @@ from glimmer.certify.platform.detect import (
 from glimmer.certify.report_card import render
 from glimmer.certify.result import FAILED, CertResult, from_doc
 from glimmer.cli.certify_run import Output, card_width
-from glimmer.cli.kube_options import ContextOpt, KubeconfigOpt
 from glimmer.cli.output import print_json
 from glimmer.cli.run_inputs import load_kinds
 from glimmer.engine.backend import BackendError
@@ -76,6 +75,16 @@ class Timing:
 
 TIMING = Timing()
 
+# The cluster commands' own wording: unlike `certify run`, they have no --backend to qualify.
+KubeconfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="FILE",
+        help="The cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config, or the pod's "
+        "service account).",
+    ),
+]
+ContextOpt = Annotated[str | None, typer.Option(metavar="NAME", help="The kubeconfig context.")]
 NamespaceOpt = Annotated[
     str | None,
     typer.Option(
