@@ -165,8 +165,9 @@ class CertificationController:
         else:
             reason, message = "AllWorkflowsSucceeded", f"All {total} categories succeeded"
             done = SUCCEEDED
-        written = self._write(body, {**status, "categoryStatuses": cats}, done, reason, message)
-        self._report(written or body, cert, cats)
+        # The report first: whoever sees the terminal condition finds the report beside it.
+        self._report(body, cert, cats)
+        self._write(body, {**status, "categoryStatuses": cats}, done, reason, message)
         return None
 
     # -- one category -------------------------------------------------------------------------
