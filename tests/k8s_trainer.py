@@ -23,6 +23,10 @@ from typing import Any
 import httpx
 import pytest
 
+import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
+from glimmer.api.certify.certification import Certification
+from glimmer.api.load import load_text
+from glimmer.certify.catalog.render import render_certification
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from tools.k8s_standin.cluster import StandInCluster, standin_cluster
@@ -55,6 +59,25 @@ def path_of(obj: Mapping[str, Any], namespace: str = "default") -> str:
     return f"{group}/namespaces/{namespace}/{PLURALS[kind]}"
 
 
+def rendered(domain: str, variant: str, product: str, options: str = "{}") -> tuple[list[Obj], Obj]:
+    """One category of a Certification on ``product`` nodes, rendered by glimmer's catalog: its
+    dependencies and its TrainJob. The stand-in serves no NVIDIA DRA driver, so a GB200
+    ComputeDomain is left out (the pods' claim on it is not resolved)."""
+    text = f"""apiVersion: certify.glimmer.ai/v1alpha1
+kind: Certification
+metadata: {{name: cert, namespace: default}}
+spec:
+  target: {{nodeSelector: {{nvidia.com/gpu.product: {product}}}}}
+  categories:
+    - {{domain: {domain}, variant: {variant}, options: {options}}}
+"""
+    (item,) = load_text(text)
+    assert isinstance(item.obj, Certification)
+    objects = [o for o in render_certification(item.obj) if o["kind"] != "ComputeDomain"]
+    (train_job,) = [o for o in objects if o["kind"] == "TrainJob"]
+    return [o for o in objects if o["kind"] != "TrainJob"], train_job
+
+
 def pinned(train_job: Mapping[str, Any], hosts: Sequence[str]) -> Obj:
     """``train_job`` on exactly ``hosts``: numNodes and a required hostname affinity on the node
     job, as a certification pins a group."""
@@ -83,6 +106,17 @@ def pinned(train_job: Mapping[str, Any], hosts: Sequence[str]) -> Obj:
         }
     )
     return out
+
+
+def all_reduce_on_hgx(name: str = "job") -> tuple[Obj, Obj]:
+    """The all-reduce category's TrainingRuntime and its TrainJob, named ``name``, pinned to
+    the two HGX hosts of the ``ai-factory`` fleet."""
+    (runtime,), train_job = rendered(
+        "communication", "nccl-all-reduce", "NVIDIA-H100-80GB-HBM3", "{nodesPerJob: 2}"
+    )
+    job = pinned(train_job, ("hgx-node-0001", "hgx-node-0002"))
+    job["metadata"]["name"] = name
+    return runtime, job
 
 
 @dataclass

@@ -256,6 +256,8 @@ class TrainerStandIn:
             self._write_plan(train_job, runtime, planned, mine)
         expected = Counter(p.replicated_job for p in planned)
         end = ts.finished(expected, mine, ts.success_targets(runtime))
+        if end == ts.FAILED and self._lead_ending(train_job, runtime, planned, mine):
+            end = None
         if end is not None:
             conditions = ts.set_condition(conditions, end, True, end, at)
         await self._write_status(train_job, conditions, ts.jobs_status(names, mine))
@@ -290,6 +292,25 @@ class TrainerStandIn:
                     self._roles.pop((ns, pod.name), None)
                     raise
             created.add(pod.name)
+
+    def _lead_ending(
+        self,
+        train_job: Mapping[str, Any],
+        runtime: Mapping[str, Any],
+        planned: Sequence[PlannedPod],
+        mine: Sequence[Obj],
+    ) -> bool:
+        """A played follower has failed with its lead, whose end is not reported yet: the
+        JobSet waits for it, so that deleting what still runs never takes the lead's log (a
+        follower only ends once the lead has printed everything)."""
+        if str(train_job["metadata"].get("uid", "")) not in self._planned:
+            return False
+        step = trainer_step(replicated_jobs(train_job, runtime))
+        lead = next(p for p in planned if p.replicated_job == step and p.pod_index == 0)
+        pod = next((p for p in mine if p["metadata"]["name"] == lead.name), None)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return False
+        return ts.phase(pod) not in ("Succeeded", "Failed")
 
     def _write_plan(
         self,

@@ -8,41 +8,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify.certification import Certification
-from glimmer.api.load import load_text
-from glimmer.certify.catalog.render import render_certification
 from glimmer.sim.faults import Fault
 from tests.k8s_trainer import (  # noqa: F401 (the fixture)
     MakeTrainerCluster,
     TrainerCluster,
+    all_reduce_on_hgx,
     eventually,
-    pinned,
     trainer_cluster,
 )
 from tools.k8s_standin.trainer_template import REPLICATED_JOB
 
 Obj = dict[str, Any]
-HGX = ("hgx-node-0001", "hgx-node-0002")
 MERGE = {"Content-Type": "application/merge-patch+json"}
-
-
-def nccl(name: str = "job") -> tuple[Obj, Obj]:
-    """The all-reduce category's TrainingRuntime and its TrainJob (named ``name``) on HGX."""
-    text = """apiVersion: certify.glimmer.ai/v1alpha1
-kind: Certification
-metadata: {name: cert, namespace: default}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
-  categories:
-    - {domain: communication, variant: nccl-all-reduce, options: {nodesPerJob: 2}}
-"""
-    (item,) = load_text(text)
-    assert isinstance(item.obj, Certification)
-    runtime, train_job = render_certification(item.obj)
-    job = pinned(train_job, HGX)
-    job["metadata"]["name"] = name
-    return runtime, job
 
 
 def launcher(tc: TrainerCluster, name: str) -> Obj:
@@ -58,7 +35,7 @@ def terminated(pod: Obj) -> Obj:
 def test_an_invalid_trainjob_or_runtime_is_refused_by_the_trainer_schema(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    runtime, job = nccl()
+    runtime, job = all_reduce_on_hgx()
     no_runtime = copy.deepcopy(job)
     no_runtime["spec"]["runtimeRef"] = {"kind": "TrainingRuntime"}
     wrong_type = copy.deepcopy(job)
@@ -79,7 +56,7 @@ def test_an_invalid_trainjob_or_runtime_is_refused_by_the_trainer_schema(
 def test_a_trainjob_waits_for_a_runtime_created_late_and_runs_on_a_cluster_runtime(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    runtime, job = nccl("late")
+    runtime, job = all_reduce_on_hgx("late")
     cluster_runtime = copy.deepcopy(runtime)
     cluster_runtime["kind"] = "ClusterTrainingRuntime"
     cluster_runtime["metadata"].pop("namespace", None)
@@ -97,7 +74,7 @@ def test_a_trainjob_waits_for_a_runtime_created_late_and_runs_on_a_cluster_runti
 def test_a_job_that_fails_fails_its_trainjob_with_the_launchers_exit_code(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    runtime, job = nccl()
+    runtime, job = all_reduce_on_hgx()
     with trainer_cluster([Fault("nic_link_down", "nic:hgx-node-0002/eth3")]) as tc:
         tc.create_all([runtime, job])
         failed = tc.finished("job")
@@ -119,7 +96,7 @@ def test_a_job_that_fails_fails_its_trainjob_with_the_launchers_exit_code(
 def test_a_job_killed_by_memory_ends_its_lead_container_oomkilled(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    runtime, job = nccl()
+    runtime, job = all_reduce_on_hgx()
     with trainer_cluster(oom_nodes=frozenset({"hgx-node-0001"})) as tc:
         tc.create_all([runtime, job])
         assert tc.finished("job")["type"] == "Failed"
@@ -130,7 +107,7 @@ def test_a_job_killed_by_memory_ends_its_lead_container_oomkilled(
 def test_a_suspended_trainjob_keeps_its_pods_absent_until_it_is_resumed(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    runtime, job = nccl()
+    runtime, job = all_reduce_on_hgx()
     job["spec"]["suspend"] = True
     with trainer_cluster() as tc:
         tc.create_all([runtime, job])
@@ -151,7 +128,7 @@ def test_a_suspended_trainjob_keeps_its_pods_absent_until_it_is_resumed(
 def test_deleting_a_trainjob_removes_its_pods(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    runtime, job = nccl()
+    runtime, job = all_reduce_on_hgx()
     with trainer_cluster(seconds_per_job=60.0) as tc:
         tc.create_all([runtime, job])
         eventually(lambda: len(tc.pods("job")) == 3, "the node pods and the launcher")

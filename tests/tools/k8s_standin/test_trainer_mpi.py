@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify.certification import Certification
-from glimmer.api.load import load_text
 from glimmer.backends.sim.certify.nccl import run_nccl
-from glimmer.certify.catalog.render import render_certification
 from glimmer.certify.jobs import NcclJob
 from glimmer.certify.measure.bandwidth import parse_table
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim
-from tests.k8s_trainer import MakeTrainerCluster, eventually, pinned, trainer_cluster  # noqa: F401
+from tests.k8s_trainer import (  # noqa: F401 (the fixture)
+    MakeTrainerCluster,
+    eventually,
+    pinned,
+    rendered,
+    trainer_cluster,
+)
 from tools.k8s_standin.trainer_template import (
     ANCESTOR_LABEL,
     COMPLETION_INDEX,
@@ -27,34 +29,13 @@ from tools.k8s_standin.trainer_template import (
 
 Obj = dict[str, Any]
 HGX = ("hgx-node-0001", "hgx-node-0002")
-
-
-def certification(product: str, options: str = "{nodesPerJob: 2}") -> Certification:
-    text = f"""apiVersion: certify.glimmer.ai/v1alpha1
-kind: Certification
-metadata: {{name: cert, namespace: default}}
-spec:
-  target: {{nodeSelector: {{nvidia.com/gpu.product: {product}}}}}
-  categories:
-    - {{domain: communication, variant: nccl-all-reduce, options: {options}}}
-"""
-    (item,) = load_text(text)
-    assert isinstance(item.obj, Certification)
-    return item.obj
-
-
-def rendered(product: str, options: str = "{nodesPerJob: 2}") -> tuple[list[Obj], Obj]:
-    """The category's dependencies and its TrainJob."""
-    objects = render_certification(certification(product, options))
-    deps = [o for o in objects if o["kind"] != "TrainJob"]
-    (train_job,) = [o for o in objects if o["kind"] == "TrainJob"]
-    return deps, train_job
+ALL_REDUCE = ("communication", "nccl-all-reduce")
 
 
 def test_an_mpi_trainjob_runs_its_pods_on_the_pinned_hosts_and_completes_with_the_table(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    deps, train_job = rendered("NVIDIA-H100-80GB-HBM3")
+    deps, train_job = rendered(*ALL_REDUCE, "NVIDIA-H100-80GB-HBM3", "{nodesPerJob: 2}")
     train_job = pinned(train_job, HGX)
     name = train_job["metadata"]["name"]
     with trainer_cluster(seed=7, seconds_per_job=1.0) as tc:
@@ -104,9 +85,7 @@ def test_an_mpi_trainjob_runs_its_pods_on_the_pinned_hosts_and_completes_with_th
 def test_a_degraded_nic_lowers_bus_bandwidth_in_a_job_holding_its_node_only(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    deps, train_job = rendered("NVIDIA-GB200", "{nodesPerJob: 2, enableMNNVL: false}")
-    # The stand-in serves no NVIDIA DRA driver: its ComputeDomain claim is not resolved.
-    deps = [d for d in deps if d["kind"] != "ComputeDomain"]
+    deps, train_job = rendered(*ALL_REDUCE, "NVIDIA-GB200", "{nodesPerJob: 2, enableMNNVL: false}")
     sick = pinned(train_job, ("nvl-node-0002", "nvl-node-0003"))
     sick["metadata"]["name"] = "with-the-nic"
     healthy = pinned(train_job, ("nvl-node-0000", "nvl-node-0001"))
@@ -125,7 +104,7 @@ def test_a_degraded_nic_lowers_bus_bandwidth_in_a_job_holding_its_node_only(
 def test_the_launcher_prints_its_table_while_it_runs_not_all_at_once(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    deps, train_job = rendered("NVIDIA-H100-80GB-HBM3")
+    deps, train_job = rendered(*ALL_REDUCE, "NVIDIA-H100-80GB-HBM3", "{nodesPerJob: 2}")
     name = train_job["metadata"]["name"]
     with trainer_cluster(seconds_per_job=3.0) as tc:
         tc.create_all([*deps, pinned(train_job, HGX)])

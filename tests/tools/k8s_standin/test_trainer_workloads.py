@@ -6,46 +6,29 @@ from __future__ import annotations
 
 from typing import Any
 
-import glimmer.api.certify.kinds  # noqa: F401  (registers the kinds)
-from glimmer.api.certify.certification import Certification
-from glimmer.api.load import load_text
 from glimmer.backends.sim.certify.dcgm import dcgm_log
-from glimmer.certify.catalog.render import render_certification
 from glimmer.certify.jobs import DcgmJob
 from glimmer.certify.measure.goodput import parse_training
 from glimmer.fleet.load import load_topology
 from glimmer.sim.faults import Fault
 from glimmer.sim.twin import FleetSim
-from tests.k8s_trainer import MakeTrainerCluster, eventually, pinned, trainer_cluster  # noqa: F401
+from tests.k8s_trainer import (  # noqa: F401 (the fixture)
+    MakeTrainerCluster,
+    eventually,
+    pinned,
+    rendered,
+    trainer_cluster,
+)
 from tools.k8s_standin.trainer_template import REPLICATED_JOB
 
 Obj = dict[str, Any]
 HGX = ("hgx-node-0001", "hgx-node-0002")
 
 
-def category(domain: str, variant: str, product: str, options: str = "{}") -> list[Obj]:
-    text = f"""apiVersion: certify.glimmer.ai/v1alpha1
-kind: Certification
-metadata: {{name: cert, namespace: default}}
-spec:
-  target: {{nodeSelector: {{nvidia.com/gpu.product: {product}}}}}
-  categories:
-    - {{domain: {domain}, variant: {variant}, options: {options}}}
-"""
-    (item,) = load_text(text)
-    assert isinstance(item.obj, Certification)
-    return [o for o in render_certification(item.obj) if o["kind"] != "ComputeDomain"]
-
-
-def split(objects: list[Obj]) -> tuple[list[Obj], Obj]:
-    (train_job,) = [o for o in objects if o["kind"] == "TrainJob"]
-    return [o for o in objects if o["kind"] != "TrainJob"], train_job
-
-
 def test_dcgm_diag_on_one_node_passes_there_and_fails_where_a_gpu_is_faulty(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    deps, train_job = split(category("diagnostics", "dcgm-level2", "NVIDIA-GB200"))
+    deps, train_job = rendered("diagnostics", "dcgm-level2", "NVIDIA-GB200")
     healthy = pinned(train_job, ["nvl-node-0004"])
     healthy["metadata"]["name"] = "diag-healthy"
     faulty = pinned(train_job, ["nvl-node-0005"])
@@ -70,7 +53,7 @@ def test_dcgm_diag_on_one_node_passes_there_and_fails_where_a_gpu_is_faulty(
 def test_a_training_job_over_two_nodes_prints_megatrons_log_on_rank_0(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    deps, train_job = split(category("training", "nemotron5-8b", "NVIDIA-H100-80GB-HBM3"))
+    deps, train_job = rendered("training", "nemotron5-8b", "NVIDIA-H100-80GB-HBM3")
     name = train_job["metadata"]["name"]
     with trainer_cluster(seconds_per_job=1.0) as tc:
         tc.create_all([*deps, pinned(train_job, HGX)])
@@ -88,7 +71,7 @@ def test_a_training_job_over_two_nodes_prints_megatrons_log_on_rank_0(
 def test_a_training_job_holding_a_node_that_crashes_fails(
     trainer_cluster: MakeTrainerCluster,  # noqa: F811
 ) -> None:
-    deps, train_job = split(category("training", "nemotron5-8b", "NVIDIA-H100-80GB-HBM3"))
+    deps, train_job = rendered("training", "nemotron5-8b", "NVIDIA-H100-80GB-HBM3")
     name = train_job["metadata"]["name"]
     with trainer_cluster([Fault("gpu_xid_burst", "gpu:hgx-node-0002/0")]) as tc:
         tc.create_all([*deps, pinned(train_job, HGX)])
