@@ -15,6 +15,11 @@ real kubelet.
 
 Every node's hosts file is kept current from the Services and Pods (hosts.py): rewritten
 right before any process starts, and soon after every change.
+
+Two hooks let a simulated fleet stand behind the nodes (the Trainer stand-in, trainer*.py):
+``node_shape`` makes each Node as registered (the fleet's labels, its GPUs allocatable, which the
+scheduler then weighs), and ``player`` names the pods that run a simulation's process instead
+of their command (processes.py ``Play``).
 """
 
 from __future__ import annotations
