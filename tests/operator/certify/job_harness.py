@@ -156,7 +156,13 @@ def set_train_job(api: JobAPI, name: str, condition: str = "", message: str = ""
     status: dict[str, Any] = {"conditions": []}
     if condition:
         status["conditions"] = [
-            {"type": condition, "status": "True", "reason": condition, "message": message}
+            {
+                "type": condition,
+                "status": "True",
+                "reason": condition,
+                "message": message,
+                "lastTransitionTime": "2026-12-02T03:00:00Z",
+            }
         ]
     api.put_status(api.trainer("trainjobs", name), status)
 
