@@ -4,9 +4,10 @@ reconciles off kopf's loop, woken by the events of what it owns.
 Like the BurnInRun daemons (:mod:`glimmer.operator.runs`): each Certification, Workflow and
 WorkloadRun kopf lists gets a daemon that reconciles, then sleeps until the reconcile's
 requeue, a wake-up or kopf stopping it; the safety-net requeue (:data:`SAFETY_NET`) bounds a
-missed event. Events only wake: a Job's (label ``certify.glimmer.ai/workflow``) wakes its
-Workflow, a Workflow's wakes the Certification or WorkloadRun that made it, each object's own
-wakes itself. Reconciles are synchronous API work, so they run on a small thread pool of their
+missed event while the object waits on others (a terminal object sleeps until an event).
+Events only wake: a Job's (label ``certify.glimmer.ai/workflow``) wakes its Workflow, a
+Workflow's wakes the Certification or WorkloadRun that made it, each object's own wakes
+itself. Reconciles are synchronous API work, so they run on a small thread pool of their
 own (the engine's single pass thread is left to burn-in runs); two reconciles of one object
 never overlap, because only its daemon or its deletion path reconciles it.
 
@@ -72,7 +73,9 @@ class Kind:
                     failures += 1
                     wait = retry_after(failures)
                     log.warning("reconcile of %s %s/%s failed", self.plural, *key, exc_info=True)
-                seconds = SAFETY_NET if wait is None else min(max(wait, 0.0), SAFETY_NET)
+                # None: nothing can change but by an event (a terminal object); else at most
+                # the safety net, so a missed event costs seconds, not the run.
+                seconds = None if wait is None else min(max(wait, 0.0), SAFETY_NET)
                 if not await self.wakes.sleep(key, seconds, stop):
                     break
         finally:

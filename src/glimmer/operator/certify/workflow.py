@@ -188,15 +188,19 @@ class WorkflowController:
         uid = str(meta(wf).get("uid") or "")
         namespace = str(meta(wf).get("namespace") or "default")
         kept = self.cluster.get(CONFIGMAPS, group_nodes_name(uid), namespace)
-        if kept is not None and NODES_KEY in (kept.get("data") or {}):
-            return target_from_text(kept["data"][NODES_KEY]), str(orch.get("detectedPlatform"))
+        data = (kept or {}).get("data") or {}
+        if NODES_KEY in data:
+            # The platform is kept beside the nodes: a crash between this ConfigMap and the
+            # status write must not leave a replay without it.
+            platform = data.get(PLATFORM_KEY) or orch.get("detectedPlatform") or ""
+            return target_from_text(data[NODES_KEY]), str(platform)
         found = discover(wf, wf.get("spec") or {}, self.cluster.nodes())
         spec, applied = self._overridden(wf, found.platform, found.target.gpu)
         self._check(spec)
         record = configmap(
             group_nodes_name(uid),
             namespace,
-            {NODES_KEY: target_text(found.target)},
+            {NODES_KEY: target_text(found.target), PLATFORM_KEY: found.platform},
             controller_ref(wf),
             {MANAGED_BY_KEY: MANAGED_BY, WORKFLOW_LABEL: str(meta(wf).get("name"))},
         )
