@@ -233,7 +233,8 @@ def finish_job(
             {"type": "ValidationFailed", "status": "True", "reason": "ThresholdViolation",
              "message": "busBandwidthGBps >= 400.0 failed", "lastTransitionTime": now}
         )  # fmt: skip
-    body = {**job, "status": status}
+    fresh = api.get("jobs", name, namespace) or dict(job)  # another controller may have written
+    body = {**fresh, "status": {**(fresh.get("status") or {}), **status}}
     put = api.http.put(api.path("jobs", name, namespace) + "/status", json=body)
     assert put.status_code == 200, put.text
 
