@@ -93,6 +93,7 @@ class TrainerStandIn:
         self._dirty: set[Key] = set()
         self._wake = asyncio.Event()
         self._created: dict[str, set[str]] = {}  # TrainJob UID -> pod names created for it
+        self._seen: dict[str, set[str]] = {}  # TrainJob UID -> its pods seen in the API
         self._planned: set[str] = set()  # TrainJob UIDs whose plan is written
         self._roles: dict[Key, tuple[Path, str]] = {}  # pod -> (plan, lead | follow)
         self._client: Client | None = None
@@ -147,6 +148,7 @@ class TrainerStandIn:
         key = _key(obj)
         if kind == "DELETED":
             self._created.pop(str(obj["metadata"].get("uid", "")), None)
+            self._seen.pop(str(obj["metadata"].get("uid", "")), None)
             self._forget_plan(obj)
             return
         self._dirty.add(key)
@@ -236,6 +238,7 @@ class TrainerStandIn:
         if spec.get("suspend"):
             await self._delete(mine)
             self._created.pop(str(meta.get("uid", "")), None)
+            self._seen.pop(str(meta.get("uid", "")), None)
             self._forget_plan(train_job)  # resumed, the pods may land elsewhere
             conditions = ts.set_condition(conditions, ts.SUSPENDED, True, "suspended", at)
             await self._write_status(train_job, conditions, ts.jobs_status(names, [], True))
@@ -258,6 +261,8 @@ class TrainerStandIn:
         end = ts.finished(expected, mine, ts.success_targets(runtime))
         if end == ts.FAILED and self._lead_ending(train_job, runtime, planned, mine):
             end = None
+        if end is None and self._lost(train_job, planned, mine):
+            end = ts.FAILED
         if end is not None:
             conditions = ts.set_condition(conditions, end, True, end, at)
         await self._write_status(train_job, conditions, ts.jobs_status(names, mine))
@@ -291,7 +296,18 @@ class TrainerStandIn:
                 if e.reason != "AlreadyExists":
                     self._roles.pop((ns, pod.name), None)
                     raise
+                continue  # an old pod of the name still going: made again once it is gone
             created.add(pod.name)
+
+    def _lost(
+        self, train_job: Mapping[str, Any], planned: Sequence[PlannedPod], mine: Sequence[Obj]
+    ) -> bool:
+        """A pod of the running JobSet vanished (deleted, its node gone): a failure, as the Job
+        controller's tracking finalizer counts it, since its Job allows no retry."""
+        seen = self._seen.setdefault(str(train_job["metadata"].get("uid", "")), set())
+        present = {str(p["metadata"]["name"]) for p in mine}
+        seen |= present & {p.name for p in planned}
+        return bool(seen - present)
 
     def _lead_ending(
         self,

@@ -135,3 +135,19 @@ def test_deleting_a_trainjob_removes_its_pods(
         got = tc.http.delete(tc.train_job_path("job"))
         assert got.status_code == 200, got.text
         eventually(lambda: tc.pods("job") == [], "every pod of the deleted TrainJob gone", 20)
+
+
+def test_a_pod_deleted_while_its_job_runs_fails_the_trainjob(
+    trainer_cluster: MakeTrainerCluster,  # noqa: F811
+) -> None:
+    runtime, job = all_reduce_on_hgx()
+    with trainer_cluster(seconds_per_job=60.0) as tc:
+        tc.create_all([runtime, job])
+        pods = eventually(lambda: len(tc.pods("job")) == 3 and tc.pods("job"), "the job running")
+        (node,) = [p for p in pods if p["spec"].get("nodeName") == "hgx-node-0002"]
+        gone = tc.http.delete(f"/api/v1/namespaces/default/pods/{node['metadata']['name']}")
+        assert gone.status_code == 200, gone.text
+        # Its Job allows no retry: the JobSet fails, and the pods still running go.
+        assert tc.finished("job", timeout=20)["type"] == "Failed"
+        eventually(lambda: all(p["status"].get("phase") != "Running" for p in tc.pods("job")),
+                   "nothing of the failed TrainJob running", 20)  # fmt: skip
