@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from glimmer.api.certify.logprofile import LogProfile
+from glimmer.certify.measure.goodput_layout import go_time, layout_regex
 from glimmer.errors import InputError, Location
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -66,14 +67,27 @@ class EventPattern:
 
 @dataclass(frozen=True)
 class TrainingProfile:
-    """The goodput half of a LogProfile: its patterns, warmup steps and log interval."""
+    """The goodput half of a LogProfile: its patterns, warmup steps, log interval and the Go
+    layout its ``timestamp`` captures are written in (empty: any ISO-like time)."""
 
     patterns: Mapping[str, EventPattern]
     warmup_steps: int = 0
     log_interval: int = 1
+    layout: str = ""
+
+    def time(self, text: str) -> datetime | None:
+        """A captured ``timestamp``: by the layout, else read as an ISO-like time."""
+        return (go_time(text, self.layout) if self.layout else None) or parse_time(text)
 
     def compiled(self) -> dict[str, tuple[re.Pattern[str], Mapping[str, str]]]:
-        """Each pattern compiled; a bad regex or an example it does not match is an error."""
+        """Each pattern compiled; a bad regex or an example it does not match is an error, and
+        so is a layout that names a part twice."""
+        if self.layout:
+            try:
+                layout_regex(self.layout)
+            except re.error as e:
+                where = Location(field="spec.timestamp.layout")
+                raise InputError(f"layout {self.layout!r} cannot be read: {e}", where) from None
         out: dict[str, tuple[re.Pattern[str], Mapping[str, str]]] = {}
         for name, p in self.patterns.items():
             where = Location(field=f"spec.patterns.{name}")
@@ -137,4 +151,9 @@ def training_profile(profile: LogProfile) -> TrainingProfile:
         for field_name, name in _PATTERN_NAMES.items()
         if (p := getattr(pats, field_name)) is not None
     }
-    return TrainingProfile(found, profile.spec.warmup_steps or 0, profile.spec.log_interval or 1)
+    return TrainingProfile(
+        found,
+        profile.spec.warmup_steps or 0,
+        profile.spec.log_interval or 1,
+        profile.spec.timestamp.layout,
+    )

@@ -159,7 +159,7 @@ class TrainingLogReader:
 
         def when(m: re.Match[str]) -> float | None:
             if "timestamp" in m.groupdict() and m.group("timestamp"):
-                t = parse_time(m.group("timestamp"))
+                t = self.profile.time(m.group("timestamp"))
                 return t.timestamp() if t else at
             return at
 
