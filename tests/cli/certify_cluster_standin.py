@@ -57,15 +57,29 @@ class StandIn:
     http: httpx.Client
 
 
-@pytest.fixture
-def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
+# What a test leaves behind and the next one must not see (one stand-in serves a module).
+LEFTOVERS = (CERTS, WORKFLOWS, CONFIGMAPS, "/api/v1/nodes")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+    """One API stand-in with the certification CRDs for a test module."""
+    root = tmp_path_factory.mktemp("standin")
     with (
         api_in_thread(crd_dirs=(GLIMMER_CRDS, CERTIFY_CRDS)) as running,
         httpx.Client(base_url=running.url, timeout=10) as http,
     ):
-        config = write_kubeconfig(tmp_path / "kubeconfig", running.url)
-        monkeypatch.setenv("KUBECONFIG", str(config))
-        yield StandIn(running.url, config, http)
+        yield StandIn(running.url, write_kubeconfig(root / "kubeconfig", running.url), http)
+
+
+@pytest.fixture
+def standin(served: StandIn, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
+    """The module's stand-in, found through $KUBECONFIG, emptied of what the test wrote."""
+    monkeypatch.setenv("KUBECONFIG", str(served.kubeconfig))
+    yield served
+    for collection in LEFTOVERS:
+        for item in served.http.get(collection).json().get("items") or ():
+            served.http.delete(f"{collection}/{item['metadata']['name']}")
 
 
 def ok(r: httpx.Response) -> dict[str, Any]:

@@ -16,10 +16,11 @@ from tests.cli.certify_cluster_standin import (
     StandIn,
     add_node,
     create_certification,
+    served,
     standin,
 )
 
-__all__ = ["standin"]  # the fixture, used by name
+__all__ = ["served", "standin"]  # the fixtures, used by name
 
 GB200 = "NVIDIA-GB200"
 

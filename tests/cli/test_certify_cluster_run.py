@@ -24,12 +24,13 @@ from tests.cli.certify_cluster_standin import (
     StandIn,
     create_certification,
     report_doc,
+    served,
     standin,
     write_report,
     write_status,
 )
 
-__all__ = ["standin"]  # the fixture, used by name
+__all__ = ["served", "standin"]  # the fixtures, used by name
 
 CATS = [("communication", "nccl-all-reduce"), ("diagnostics", "dcgm-level2")]
 

@@ -22,12 +22,13 @@ from tests.cli.certify_cluster_standin import (
     create_certification,
     ok,
     report_doc,
+    served,
     standin,
     write_report,
     write_status,
 )
 
-__all__ = ["standin"]  # the fixture, used by name
+__all__ = ["served", "standin"]  # the fixtures, used by name
 
 BOTH = [
     ("communication", "nccl-all-reduce", "Succeeded"),

@@ -4,6 +4,7 @@ and refuse a bad field by name."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -37,7 +38,7 @@ MODELS = {
 
 def _errors(obj: dict[str, Any]) -> list[str]:
     with pytest.raises(InputErrors) as e:
-        load_text(yaml.safe_dump(obj), "in.yaml")
+        load_text(json.dumps(obj), "in.json", as_json=True)
     return [str(x) for x in e.value.errors]
 
 
