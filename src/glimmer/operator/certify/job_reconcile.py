@@ -145,6 +145,9 @@ class JobReconciler:
         self.drain_grace = drain_grace
         self.running_requeue = running_requeue
         self._create_failures: dict[tuple[str, str], int] = {}  # backoff only, not state
+        # Jobs whose measurements this process saw created (saves a 409 per pass; a restart
+        # asks once more, harmlessly).
+        self._measured: set[tuple[str, str]] = set()
 
     # ---- reads ---------------------------------------------------------------------------------
 
@@ -170,12 +173,23 @@ class JobReconciler:
             ]
         return wl.merged_pods(by_set, by_job)
 
-    def read_log(self, namespace: str, pod: str, container: str, tail: int | None = None) -> str:
+    def read_log(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        tail: int | None = None,
+        timestamps: bool = False,
+    ) -> str:
         """A container's log ("" when it cannot be read: gone, or never started)."""
         try:
             with api_call(f"log of pod {namespace}/{pod}"):
                 lines = self.client.log(
-                    pod, namespace=namespace, container=container, tail_lines=tail
+                    pod,
+                    namespace=namespace,
+                    container=container,
+                    tail_lines=tail,
+                    timestamps=timestamps,
                 )
                 return "".join(lines)
         except BackendError:
@@ -244,6 +258,7 @@ class JobReconciler:
         job = self._get(JOBS, name, namespace)
         if job is None:
             self._create_failures.pop((namespace, name), None)
+            self._measured.discard((namespace, name))
             return None
         if (job.get("metadata") or {}).get("deletionTimestamp"):
             return self.deleting(job)
@@ -346,6 +361,11 @@ class JobReconciler:
 
     def ensure_measurements(self, job: Mapping[str, Any]) -> None:
         """The GoodputMeasurement / BandwidthMeasurement the Job spec asks for (non-fatal)."""
+        meta = job.get("metadata") or {}
+        key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        if key in self._measured:
+            return
+        made = True
         for field, res, suffix, kind in (
             ("goodputMeasurement", GOODPUT_MEASUREMENTS, "goodput", "GoodputMeasurement"),
             ("bandwidthMeasurement", BANDWIDTH_MEASUREMENTS, "bandwidth", "BandwidthMeasurement"),
@@ -361,7 +381,10 @@ class JobReconciler:
             except AlreadyExists:
                 pass
             except BackendError as e:
+                made = False
                 self.event(job, MEASUREMENT_CREATION_ERROR, str(e), warning=True)
+        if made:
+            self._measured.add(key)
 
     # ---- following the workload ----------------------------------------------------------------
 
@@ -504,10 +527,16 @@ class JobReconciler:
     # ---- endings -------------------------------------------------------------------------------
 
     def speaker_text(self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> str:
+        """The outcome's text: rank 0's log. A training Job's (one that asks for goodput) is
+        read with kubelet timestamps, as the core's goodput parser reads a training log (§6.2:
+        the interruption time is a line's kubelet time); a collective's table and a
+        diagnostic's verdict are read as the job printed them."""
         who = wl.speaker(pods)
         if who is None:
             return ""
-        return self.read_log(str(job["metadata"].get("namespace") or "default"), who[0], who[1])
+        namespace = str(job["metadata"].get("namespace") or "default")
+        training = isinstance(get(job, "spec", "goodputMeasurement"), Mapping)
+        return self.read_log(namespace, who[0], who[1], timestamps=training)
 
     def elapsed(self, pods: Sequence[Mapping[str, Any]]) -> float:
         who = wl.speaker(pods)
