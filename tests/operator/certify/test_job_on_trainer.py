@@ -2,7 +2,8 @@
 scenario 40): the Job's TrainJob really runs (pods placed by the kubelet stand-in, their log
 what the fleet simulator says the job prints), and the Job ends with the launcher's log as its
 outcome — the same log, exit code and path the simulator reports — or with the failure log of
-a failed job, an OOMKilled one, or one that ran past timeoutPerJob."""
+a failed job, an OOMKilled one, or one that ran past timeoutPerJob; and a BandwidthMeasurement
+reads that real launcher log (scenario 36 ``-real-log``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any
 import yaml
 
 from glimmer.backends.kubernetes.client import connect
+from glimmer.certify.measure.bandwidth import NCCL_BANDWIDTH, merge
 from glimmer.operator.certify.job_reconcile import JobReconciler
+from glimmer.operator.certify.measurements import MeasurementReconciler
 from glimmer.sim.faults import Fault
 from tests.k8s_trainer import (  # noqa: F401 (the fixture)
     MakeTrainerCluster,
@@ -163,3 +166,36 @@ def test_a_job_running_past_its_timeout_on_the_cluster_is_ended_with_the_launche
     log = body["status"]["failureLog"]
     assert log["reason"] == "Timeout" and log["podName"]
     assert body["status"]["outcome"]["error"] == "Job exceeded timeoutPerJob"
+
+
+def test_a_bandwidth_measurement_reads_the_real_launcher_log_into_running_averages(
+    trainer_cluster: MakeTrainerCluster,  # noqa: F811
+) -> None:
+    with trainer_cluster() as tc:
+        certify_kinds(tc)
+        runtime, train_job = all_reduce_on_hgx()
+        tc.create_all([runtime])
+        body = job_for(train_job)
+        body["spec"]["bandwidthMeasurement"] = {"logProfileRef": "nccl-bandwidth"}
+        assert tc.http.post(f"{CERTIFY_API}/jobs", json=body).status_code == 201
+        client = connect(tc.cluster.kubeconfig)
+        rec = JobReconciler(client, HostClock().now, running_requeue=0.1)
+        ended(tc, rec)
+        name = f"{JOB}-bandwidth"
+        assert (
+            MeasurementReconciler(client, HostClock().now, "bandwidthmeasurements").reconcile(
+                NS, name
+            )
+            is None
+        )
+        bm = tc.http.get(f"{CERTIFY_API}/bandwidthmeasurements/{name}").json()
+        lead_log = tc.lead_log(body["metadata"]["name"] + "-workload")
+    expected = merge([], NCCL_BANDWIDTH.parse(lead_log))
+    assert len(expected) > 10  # the table of sizes from 8 B up
+    assert [(r["sizeBytes"], r["samples"]) for r in bm["status"]["results"]] == [
+        (r.size, r.samples) for r in expected
+    ]
+    assert [float(r["busBW"]) for r in bm["status"]["results"]] == [
+        round(r.bus_bw, 6) for r in expected
+    ]
+    assert conditions_of(bm)["Complete"] == ("True", "JobSucceeded")
