@@ -4,6 +4,7 @@ and a Certification in a namespace of its own."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from glimmer.operator.certify.certification import CertificationController
@@ -93,6 +94,10 @@ def test_certification_event_build_failed_names_what_no_node_can_supply(
     warnings = [(r, m) for t, r, m in _events(controllers) if t == "Warning"]
     [message] = [m for r, m in warnings if r == "WorkflowValidationFailed"]
     assert "16 nvidia.com/gpu" in message and "best available is 8" in message
+    report = api.configmap("greedy-report")
+    assert report is not None
+    first, _ = json.loads(report["data"]["result.json"])["categories"]
+    assert first["status"] == "Failed" and first["failureReason"] == message
 
 
 def _foreign_workflow(ctl: Controllers, name: str) -> dict[str, Any]:

@@ -29,6 +29,10 @@ def test_certification_waits_for_nodes_then_starts_when_they_join(
     assert waiting["reason"] == "WaitingForNodes"
     assert "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3" in waiting["message"]
     assert api.items("workflows") == []
+    controllers.clock.advance(20)
+    controllers.certification.reconcile(NS, "early")  # still waiting: one Event for the wait
+    waits = [e for e in api.events() if e["reason"] == "WaitingForNodes"]
+    assert len(waits) == 1 and waits[0]["type"] == "Normal"
     add_nodes(api, h100_nodes(2))
     controllers.clock.advance(60)
     controllers.certification.reconcile(NS, "early")

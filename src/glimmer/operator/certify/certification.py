@@ -37,9 +37,10 @@ from typing import Any
 from glimmer.api.certify.certification import Certification
 from glimmer.backends.kubernetes.certify.resources import CERTIFICATIONS, WORKFLOWS
 from glimmer.backends.kubernetes.errors import AlreadyExists
+from glimmer.certify.catalog.naming import workflow_name
 from glimmer.certify.discovery import WAITING_FOR_NODES, still_waiting, waiting_message
 from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY
-from glimmer.certify.result import CategoryResult, category_from_doc, to_doc
+from glimmer.certify.result import CategoryResult, category_from_doc, category_to_doc, to_doc
 from glimmer.certify.run import Targeted, cert_result
 from glimmer.engine.backend import Conflict
 from glimmer.operator.certify.certification_build import (
@@ -188,10 +189,12 @@ class CertificationController:
                 message = waiting_message(target, created, self.now())
                 self._write(body, status, IN_PROGRESS, WAITING_FOR_NODES, message)
                 return Stop(NODE_RETRY_S)
-            self._fail_category(body, cat, "NoTargetNodes", f"{e.message} after 5 minutes")
+            self._fail_category(
+                body, cert, index, cat, "NoTargetNodes", f"{e.message} after 5 minutes"
+            )
             return None
         except BuildRefused as e:
-            self._fail_category(body, cat, e.reason, e.message)
+            self._fail_category(body, cert, index, cat, e.reason, e.message)
             return None
         name = workflow["metadata"]["name"]
         ref = {"name": name, "namespace": namespace}
@@ -206,20 +209,40 @@ class CertificationController:
                     f"Workflow {namespace}/{name} exists and is not controlled by this "
                     "Certification; it is left alone (rename or delete it)"
                 )
-                cat.update(status=FAILED, message=message)
+                cat["status"] = FAILED
                 status = {**(body.get("status") or {}), "categoryStatuses": cats}
                 self._write(body, status, FAILED, "WorkflowNameCollision", message)
                 return Stop(None)  # terminal, and no report: nothing ran under this name
         except Rejected as e:
-            self._fail_category(body, cat, "WorkflowFailed", f"Workflow {name} rejected: {e}")
+            message = f"Workflow {name} rejected: {e}"
+            self._fail_category(body, cert, index, cat, "WorkflowFailed", message)
             return None
         cat.update(status=IN_PROGRESS, workflowRef=ref)
         return None
 
-    def _fail_category(self, body: Obj, cat: Obj, reason: str, message: str) -> None:
-        cat["status"] = FAILED
-        cat["message"] = message
+    def _fail_category(
+        self, body: Obj, cert: Certification, index: int, cat: Obj, reason: str, message: str
+    ) -> None:
+        """Category ``index`` failed before its Workflow ran: a Warning, and the result its
+        Workflow would have left (``<workflow>-result``, owned by the Certification, the
+        category's ref naming it), so the report says why however many reconciles later it is
+        written (a category status has no field for a message)."""
         self.cluster.event(body, reason, message, warning=True, at=self.now())
+        namespace = str(meta(body).get("namespace") or "default")
+        c = cert.spec.categories[index]
+        name = workflow_name(cert.name, c.domain, c.variant, c.options)
+        unrun = _unrun(cert, index, {"domain": c.domain, "variant": c.variant}, message)
+        doc = category_to_doc(unrun)
+        record = configmap(
+            result_name(name),
+            namespace,
+            {CATEGORY_KEY: json.dumps(doc, sort_keys=True)},
+            controller_ref(body),
+            {MANAGED_BY_KEY: MANAGED_BY, f"{GROUP}/certification": cert.name},
+        )
+        with contextlib.suppress(AlreadyExists):
+            self.cluster.create(CONFIGMAPS, record, namespace)
+        cat.update(status=FAILED, workflowRef={"name": name, "namespace": namespace})
 
     def _poll(self, body: Obj, cat: Obj) -> Obj | None:
         """The category once its Workflow is terminal (None while it runs)."""
@@ -361,7 +384,7 @@ class CertificationController:
         if new == (body.get("status") or {}):
             return None
         written = self.cluster.write_status(CERTIFICATIONS, {**body, "status": new})
-        if moved is not None:
+        if moved is not None and not _still_waiting(body, reason):
             self._announce(body, moved)
         return written
 
@@ -369,7 +392,18 @@ class CertificationController:
         self.cluster.event(body, t.reason, t.message, warning=t.warning, at=self.now())
 
 
-def _unrun(cert: Certification, index: int, cat: Mapping[str, Any]) -> CategoryResult:
+def _still_waiting(body: Obj, reason: str) -> bool:
+    """Whether this write only counts down the wait for nodes (one Event for the wait, not one
+    per retry: the message names the time left)."""
+    if reason != WAITING_FOR_NODES:
+        return False
+    conditions = (body.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == IN_PROGRESS and c.get("reason") == reason for c in conditions)
+
+
+def _unrun(
+    cert: Certification, index: int, cat: Mapping[str, Any], why: str = ""
+) -> CategoryResult:
     """A category that never produced a result (its Workflow could not be built or vanished)."""
     options = cert.spec.options_for(index)
     return CategoryResult(
@@ -381,5 +415,5 @@ def _unrun(cert: Certification, index: int, cat: Mapping[str, Any]) -> CategoryR
         runtime_s=0.0,
         mnnvl=None,
         groups=(),
-        failure_reason=str(cat.get("message") or "the category's Workflow left no result"),
+        failure_reason=why or "the category's Workflow left no result",
     )
