@@ -151,6 +151,21 @@ def test_running_it_again_follows_the_finished_one_and_prints_its_card(
     assert code == 0 and ", finished earlier" in out and "Result: PASSED" in out
 
 
+def test_a_certification_still_running_at_the_timeout_is_not_certified_and_goes_on(
+    standin: StandIn, cert: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create_certification(standin.http)
+    write_status(
+        standin.http, "acceptance", "InProgress", [(d, v, "InProgress") for d, v in CATS], "Run"
+    )
+    code, out, err = run(capsys, "-f", str(cert), "--backend", "kubernetes", "--timeout", "200ms")
+    assert code == 1
+    assert "Certification default/acceptance: InProgress" in out
+    assert "still InProgress after --timeout 200ms; not certified yet" in err
+    assert "glimmer certify status acceptance -n default" in err
+    assert standin.http.get(f"{CERTS}/acceptance").status_code == 200  # left running
+
+
 def test_another_spec_under_the_same_name_is_refused(
     standin: StandIn, cert: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +206,8 @@ def test_nobody_picking_it_up_is_said_once(
         (["--backend", "kubernetes", "--seed", "3"], "--seed: shapes the simulated fleet"),
         (["--kubeconfig", "k.yaml"], "--kubeconfig: only with --backend kubernetes"),
         (["-n", "team-a"], "--namespace: only with --backend kubernetes"),
+        (["--timeout", "30m"], "--timeout: only with --backend kubernetes"),
+        (["--backend", "kubernetes", "--timeout", "soon"], "--timeout soon: a positive duration"),
     ],
 )
 def test_flags_of_the_other_backend_are_refused(

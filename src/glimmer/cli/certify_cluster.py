@@ -26,6 +26,7 @@ import typer
 
 from glimmer.api.certify.certification import Certification
 from glimmer.api.dump import to_wire
+from glimmer.api.fleet_sched import parse_duration
 from glimmer.api.load import of_kind
 from glimmer.backends.common.registry import KUBERNETES
 from glimmer.certify.catalog.gpu import PRODUCT_LABEL, node_defaults, parse_product
@@ -523,10 +524,16 @@ def submit_or_follow(session: Session, cert: Certification) -> str:
 
 
 def follow(
-    session: Session, ns: str, name: str, human: bool, clock: Callable[[], float] = time.monotonic
+    session: Session,
+    ns: str,
+    name: str,
+    human: bool,
+    timeout: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Obj | None:
-    """Read the Certification until it is terminal (None: deleted meanwhile). Prints each
-    category's status as it changes; says once when no controller writes a status."""
+    """Read the Certification until it is terminal or ``timeout`` seconds passed (then the last
+    read, not terminal); None when it was deleted meanwhile. Prints each category's status as
+    it changes; says once when no controller writes a status."""
     started, warned = clock(), False
     seen: dict[str, str] = {}
     while True:
@@ -539,7 +546,7 @@ def follow(
                 if seen.get(ref) != now:
                     seen[ref] = now
                     typer.echo(f"  {ref}: {now}")
-        if terminal(obj):
+        if terminal(obj) or (timeout is not None and clock() - started >= timeout):
             got: Obj = obj
             return got
         if not _status(obj) and not warned and clock() - started > TIMING.unclaimed_seconds:
@@ -553,11 +560,30 @@ def follow(
         time.sleep(TIMING.poll_seconds)
 
 
+def timeout_seconds(text: str | None) -> float | None:
+    """``--timeout`` as seconds (a Go duration: 30m, 2h, 1h30m); None: wait to the end."""
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        seconds = -1.0
+    if seconds <= 0:
+        raise InputError(f"--timeout {text}: a positive duration such as 30m, 2h or 1h30m")
+    return seconds
+
+
 def run_on_cluster(
-    file: str, kubeconfig: str | None, context: str | None, namespace: str | None, json_out: bool
+    file: str,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    json_out: bool,
+    timeout: str | None = None,
 ) -> int:
     """``glimmer certify run --backend kubernetes``: create, follow, print the report card;
     the exit code."""
+    limit = timeout_seconds(timeout)
     cert = load_one(file, namespace)
     session = connect(kubeconfig, context)
     ns, name = cert.metadata.namespace or DEFAULT_NAMESPACE, cert.name
@@ -566,9 +592,22 @@ def run_on_cluster(
     if human:
         typer.echo(f"glimmer certify run {ns}/{name}: Certification on a Kubernetes cluster, {how}")
         typer.echo(f"  watch      kubectl get cert -n {ns} {name} -w")
-    final = follow(session, ns, name, human)
+    final = follow(session, ns, name, human, limit)
     if final is None:
         print(f"glimmer: Certification {ns}/{name} was deleted; not certified", file=sys.stderr)
+        return 1
+    if not terminal(final):
+        # Not a verdict: the Certification goes on in the cluster; say where it stands.
+        if json_out:
+            print_json(status_doc(final, None))
+        else:
+            typer.echo("\n" + "\n".join(summary_lines(final)))
+        print(
+            f"glimmer: Certification {ns}/{name} is still {phase_of(final)} after --timeout "
+            f"{timeout}; not certified yet. It goes on in the cluster: glimmer certify status "
+            f"{name} -n {ns} (or cancel it: glimmer certify cancel {name} -n {ns})",
+            file=sys.stderr,
+        )
         return 1
     if human:
         typer.echo("")

@@ -46,7 +46,7 @@ class Backend(StrEnum):
 
 # The flags that shape the simulated fleet, and those that name a cluster.
 SIM_ONLY = ("fleet", "fault", "seed")
-CLUSTER_ONLY = ("kubeconfig", "context", "namespace")
+CLUSTER_ONLY = ("kubeconfig", "context", "namespace", "timeout")
 
 
 def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
@@ -116,6 +116,14 @@ def run(
             "else default).",
         ),
     ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="--backend kubernetes: stop following after this long (30m, 2h); exit 1, "
+            "the Certification goes on (default: follow it to its end).",
+        ),
+    ] = None,
 ) -> None:
     """Run a Certification's categories, isolate bad nodes and print the report card.
 
@@ -125,7 +133,9 @@ def run(
     if backend is Backend.KUBERNETES:
         from glimmer.cli.certify_cluster import run_on_cluster
 
-        code = run_on_cluster(file, kubeconfig, context, namespace, output is Output.JSON)
+        code = run_on_cluster(
+            file, kubeconfig, context, namespace, output is Output.JSON, timeout=timeout
+        )
         raise typer.Exit(code)
     spec = load_certification(file)
     planted = parse_faults(list(fault or []))
