@@ -270,8 +270,13 @@ class Kubelet:
 
     async def _schedule_loop(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=1.0)
+            # asyncio.wait, not wait_for: on 3.11 a wait_for whose event fires as the task is
+            # cancelled returns, and the cancellation is lost (the cluster's stop then hung).
+            woken = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({woken}, timeout=1.0)
+            finally:
+                woken.cancel()
             self._wake.clear()
             used = self._usage()
             for pod in list(self.pods.values()):

@@ -20,7 +20,6 @@ stand-in then plays those pods (``player``): they run trainer_play.py instead of
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import sys
@@ -163,8 +162,13 @@ class TrainerStandIn:
 
     async def _reconcile_loop(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=RESYNC_S)
+            # asyncio.wait, not wait_for: on 3.11 a wait_for whose event fires as the task is
+            # cancelled returns, and the cancellation is lost (the cluster's stop then hung).
+            woken = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({woken}, timeout=RESYNC_S)
+            finally:
+                woken.cancel()
             self._wake.clear()
             # Quiet: resync every unfinished one (a runtime created late, a lost event).
             keys = set(self._dirty) or {k for k, t in self.train_jobs.items() if not _ended(t)}
