@@ -37,6 +37,12 @@ def mnnvl_on(enabled: bool | None, nodes: Sequence[NodeInfo]) -> bool:
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 RACK_LABEL = "topology.glimmer.ai/rack"  # our rack label; clouds have their own (§8 cluster info)
 LEAF_LABEL = "topology.glimmer.ai/leaf"  # the backend leaf of the node's rail-0 port
+# The node's backend fabric as an inventory declares it (certify/fabric.py): how many backend
+# rails its ports sit on (rails 0..n-1 of a rail-optimised fabric) and its slowest port's speed.
+# A fact about the node's network, beside rack and leaf; certify.glimmer.ai/ is what glimmer
+# writes on its own objects.
+BACKEND_RAILS_LABEL = "topology.glimmer.ai/backend-rails"
+BACKEND_GBPS_LABEL = "topology.glimmer.ai/backend-gbps"
 
 
 # The taint Kubernetes puts on a cordoned node (``spec.unschedulable``).

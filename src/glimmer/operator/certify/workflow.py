@@ -45,6 +45,7 @@ from glimmer.certify.attribution import (
     union_failed_nodes,
 )
 from glimmer.certify.catalog.scope import job_scoped
+from glimmer.certify.fabric import fabric_over
 from glimmer.certify.job_spec import job_parts
 from glimmer.certify.jobs import Job
 from glimmer.certify.platform.errors import PlatformError
@@ -148,7 +149,7 @@ class WorkflowController:
         ledger = JobLedger(self.cluster.client, runnable, self._spec_for(runnable, made))
         substrate = ReplaySubstrate(
             list(target.nodes),
-            lambda _nodes: None,  # a cluster knows no fabric: thresholds or NVLink decide
+            fabric_over(target.nodes),  # the fabric the discovered nodes' labels declare
             ledger,
             f"{meta(wf).get('namespace')}/{meta(wf).get('name')}",
             platform,
