@@ -180,7 +180,10 @@ class TrainerStandIn:
                 try:
                     await self.reconcile(train_job)
                 except (ApiError, aiohttp.ClientError, TimeoutError) as e:
-                    log.debug("trainjob %s/%s: %s; again", *key, e)
+                    # A refusal (422: a pod the API finds invalid) is worth a word; it is tried
+                    # again all the same, as the Trainer retries a JobSet it cannot create.
+                    refused = isinstance(e, ApiError) and e.status == 422
+                    (log.warning if refused else log.debug)("trainjob %s/%s: %s; again", *key, e)
                     self._dirty.add(key)
                 except Exception:  # a stand-in bug: told, and the loop goes on
                     log.exception("trainjob %s/%s: the Trainer stand-in failed", *key)
