@@ -96,6 +96,7 @@ def add_node(
     gpus: str | None = "8",
     provider: str = "",
     unschedulable: bool = False,
+    ready: bool = True,
     allocatable: dict[str, str] | None = None,
     **labels: str,
 ) -> None:
@@ -111,9 +112,9 @@ def add_node(
     resources = dict(allocatable or {})
     if gpus is not None and product:
         resources["nvidia.com/gpu"] = gpus
-    if resources:
-        status = {"status": {"allocatable": resources, "capacity": resources}}
-        ok(http.patch(f"/api/v1/nodes/{name}/status", json=status, headers=MERGE))
+    ready = {"type": "Ready", "status": "True" if ready else "False", "reason": "KubeletReady"}
+    status = {"allocatable": resources, "capacity": resources, "conditions": [ready]}
+    ok(http.patch(f"/api/v1/nodes/{name}/status", json={"status": status}, headers=MERGE))
 
 
 def condition(kind: str, reason: str, message: str = "") -> dict[str, Any]:

@@ -31,6 +31,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+AWS_BLOCK = "topology.k8s.aws/network-node-layer-1"
+
+
 def _fleet(standin: StandIn) -> None:
     for i in range(3):
         add_node(
@@ -38,10 +41,10 @@ def _fleet(standin: StandIn) -> None:
             f"gpu-{i}",
             provider=f"aws:///us-east-1a/i-{i}",
             allocatable={"vpc.amazonaws.com/efa": "32"},
-            rack="r1",
+            **{AWS_BLOCK: "nn-1" if i < 2 else "nn-2"},
         )
     add_node(standin.http, "gpu-3", product=GB200, gpus="4", provider="aws:///x/i-3")
-    add_node(standin.http, "gpu-4", provider="aws:///x/i-4", unschedulable=True)
+    add_node(standin.http, "gpu-4", provider="aws:///x/i-4", unschedulable=True, ready=False)
     add_node(standin.http, "cpu-0", product=None, provider="aws:///x/i-5")
 
 
@@ -52,12 +55,15 @@ def test_cluster_info_reports_the_majority_gpu_the_platform_and_gpus_per_node(
     create_certification(standin.http)
     code, out, _ = run(capsys, "cluster-info")
     assert code == 0, out
-    assert "Nodes:          6 (5 with GPUs, 1 cordoned: gpu-4)" in out
+    assert "Nodes:          6 (5 with GPUs, 4 of them Ready, 1 cordoned: gpu-4)" in out
     assert "Platform:       aws" in out
     assert "GPU:            h100 (NVIDIA-H100-80GB-HBM3); the majority of: h100 on 4" in out
     assert "GPUs per node:  8 on 4 node(s), 4 on 1 node(s)" in out
     assert "Defaults:       gpusPerNode 8" in out
-    assert "Topology:       rack: 1 domain(s)" in out
+    # The platform's own topology label (aws's, from its overrides), largest domain first.
+    assert (
+        f"Topology:       {AWS_BLOCK}: 2 domain(s): nn-1 (2), nn-2 (1); 2 node(s) without it" in out
+    )
     assert "Certifications: acceptance (Pending) (namespace default)" in out
 
 
@@ -78,6 +84,22 @@ def test_cluster_info_json_counts_nic_resources_per_node(
     assert doc["gpusPerNode"] == {"4": 3}
     assert doc["nicResources"] == {"rdma/ib": {"4": 2, "2": 1}}
     assert doc["cordoned"] == [] and doc["certifications"] == []
+    assert doc["topology"] is None  # no platform key, no clique label: nothing to group by
+
+
+def test_cluster_info_groups_by_the_topology_key_given(
+    standin: StandIn, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for i in range(3):
+        add_node(standin.http, f"n-{i}", rack=f"r{i % 2}", **{"nvidia.com/gpu.clique": "c.1"})
+    code, out, _ = run(capsys, "cluster-info", "-o", "json")
+    assert json.loads(out)["topology"] == {
+        "key": "nvidia.com/gpu.clique",
+        "domains": {"c.1": 3},
+        "unlabelled": 0,
+    }
+    code, out, _ = run(capsys, "cluster-info", "--topology-key", "rack")
+    assert code == 0 and "Topology:       rack: 2 domain(s): r0 (2), r1 (1)" in out
 
 
 def test_a_kubeconfig_that_is_not_there_is_exit_2_naming_it(

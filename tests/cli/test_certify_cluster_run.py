@@ -16,7 +16,7 @@ import pytest
 
 from glimmer.certify.report_card import render
 from glimmer.certify.result import from_doc
-from glimmer.cli import certify_cluster
+from glimmer.cli import certify_cluster, certify_cluster_run
 from glimmer.cli.app import main
 from tests.cli.certify_cluster_standin import (
     CERT_YAML,
@@ -272,7 +272,7 @@ def test_following_prints_each_category_once_per_change(
         _cert("Succeeded", "Succeeded", "Succeeded"),
     )
     session = certify_cluster.Session(cluster, "kubeconfig")
-    final = certify_cluster.follow(session, "default", "acceptance", human=True)
+    final = certify_cluster_run.follow(session, "default", "acceptance", human=True)
     assert final is not None and certify_cluster.phase_of(final) == "Succeeded"
     assert capsys.readouterr().out.splitlines() == [
         "  communication/nccl-all-reduce: InProgress",

@@ -1,5 +1,7 @@
-"""``glimmer certify cluster-info | status | cancel`` and ``certify run --backend kubernetes``:
-the certification commands that talk to a cluster (specs/certify.md §8).
+"""``glimmer certify status | cancel``, and what every certification command that talks to a
+cluster shares (specs/certify.md §8): the connection, a Certification's conditions, its report.
+``cluster-info`` is :mod:`glimmer.cli.certify_cluster_info`, ``certify run --backend
+kubernetes`` :mod:`glimmer.cli.certify_cluster_run`.
 
 The operator's controllers do the work in the cluster (Certification -> one Workflow per
 category -> Jobs); these commands create, read and delete a Certification and print what its
@@ -16,38 +18,19 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from glimmer.api.certify.certification import Certification
-from glimmer.api.dump import to_wire
-from glimmer.api.fleet_sched import parse_duration
-from glimmer.api.load import of_kind
 from glimmer.backends.common.registry import KUBERNETES
-from glimmer.certify.catalog.gpu import PRODUCT_LABEL, node_defaults, parse_product
 from glimmer.certify.catalog.naming import NAME_MAX, truncate
-from glimmer.certify.platform.detect import (
-    GPU_PRESENT_LABEL,
-    GPU_RESOURCE,
-    MLNX_RESOURCE,
-    RDMA_PREFIX,
-    allocatable,
-    allocatable_count,
-    first_node_platform,
-    node_labels,
-    node_name,
-    platform_of,
-)
 from glimmer.certify.report_card import render
 from glimmer.certify.result import FAILED, CertResult, from_doc
 from glimmer.cli.certify_run import Output, card_width
 from glimmer.cli.output import print_json
-from glimmer.cli.run_inputs import load_kinds
 from glimmer.engine.backend import BackendError
 from glimmer.errors import InputError, Location
 
@@ -61,8 +44,6 @@ REPORT_KEY = "result.json"
 SUCCEEDED, FAILED_CONDITION, IN_PROGRESS = "Succeeded", "Failed", "InProgress"
 TRIO = (IN_PROGRESS, SUCCEEDED, FAILED_CONDITION)
 DEFAULT_NAMESPACE = "default"
-# The topology labels cluster-info counts domains of (NVLink cliques, racks).
-TOPOLOGY_LABELS = ("nvidia.com/gpu.clique", "rack")
 
 
 @dataclass(frozen=True)
@@ -137,19 +118,19 @@ def connect(kubeconfig: str | None, context: str | None) -> Session:
     return Session(cluster, where)
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def meta_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     got = obj.get("metadata")
     return got if isinstance(got, Mapping) else {}
 
 
-def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def status_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     got = obj.get("status")
     return got if isinstance(got, Mapping) else {}
 
 
 def true_condition(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The member of the exclusive trio that is True, or None (no controller wrote one)."""
-    for c in _status(obj).get("conditions") or ():
+    for c in status_of(obj).get("conditions") or ():
         if isinstance(c, Mapping) and c.get("type") in TRIO and c.get("status") == "True":
             return c
     return None
@@ -167,7 +148,7 @@ def terminal(obj: Mapping[str, Any]) -> bool:
 
 def categories_of(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The category statuses, else the spec's categories as Pending (none written yet)."""
-    written = [c for c in _status(obj).get("categoryStatuses") or () if isinstance(c, Mapping)]
+    written = [c for c in status_of(obj).get("categoryStatuses") or () if isinstance(c, Mapping)]
     if written:
         return written
     spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
@@ -178,7 +159,7 @@ def categories_of(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     ]
 
 
-def _category_ref(c: Mapping[str, Any]) -> str:
+def category_ref(c: Mapping[str, Any]) -> str:
     return f"{c.get('domain', '')}/{c.get('variant', '')}"
 
 
@@ -236,28 +217,28 @@ def wait_for_report(
 
 def summary_lines(obj: Mapping[str, Any]) -> list[str]:
     """The Certification's phase and each category's status."""
-    meta = _meta(obj)
+    meta = meta_of(obj)
     head = f"Certification {meta.get('namespace', DEFAULT_NAMESPACE)}/{meta.get('name', '')}"
     found = true_condition(obj)
     lines = [f"{head}: {phase_of(obj)}"]
     if found and (found.get("reason") or found.get("message")):
         lines.append(f"  {found.get('reason', '')}: {found.get('message', '')}".rstrip(": "))
     cats = categories_of(obj)
-    width = max((len(_category_ref(c)) for c in cats), default=0)
+    width = max((len(category_ref(c)) for c in cats), default=0)
     for c in cats:
         flow = (c.get("workflowRef") or {}).get("name") if c.get("workflowRef") else None
         tail = f"  workflow {flow}" if flow else ""
-        lines.append(f"  {_category_ref(c):<{width}}  {c.get('status', 'Pending'):<10}{tail}")
+        lines.append(f"  {category_ref(c):<{width}}  {c.get('status', 'Pending'):<10}{tail}")
     return lines
 
 
 def status_doc(obj: Mapping[str, Any], verdict: Verdict | None) -> Obj:
-    meta = _meta(obj)
+    meta = meta_of(obj)
     return {
         "name": meta.get("name"),
         "namespace": meta.get("namespace", DEFAULT_NAMESPACE),
         "phase": phase_of(obj),
-        "conditions": list(_status(obj).get("conditions") or []),
+        "conditions": list(status_of(obj).get("conditions") or []),
         "categoryStatuses": [dict(c) for c in categories_of(obj)],
         "result": verdict.doc if verdict else None,
         "problem": verdict.problem if verdict and verdict.problem else None,
@@ -344,7 +325,7 @@ def cancel(
             raise
         # Gone between the read and the delete (another cancel): what was asked is done.
     typer.echo(f"deleted Certification {ns}/{name} ({phase_of(obj)})")
-    names = [str(_meta(w).get("name")) for w in flows]
+    names = [str(meta_of(w).get("name")) for w in flows]
     if names:
         typer.echo(
             f"its controller deletes its {len(names)} Workflow(s) and their Jobs: "
@@ -354,270 +335,10 @@ def cancel(
         typer.echo("it had made no Workflow yet")
 
 
-# ---- cluster-info -----------------------------------------------------------------------
-
-
-def _counts(values: Sequence[str]) -> Obj:
-    return dict(sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def cluster_doc(nodes: Sequence[Mapping[str, Any]], certifications: Sequence[Obj]) -> Obj:
-    """What cluster-info reports, from the Node objects (plain JSON)."""
-    gpu = [n for n in nodes if node_labels(n).get(GPU_PRESENT_LABEL) == "true"]
-    products = [node_labels(n).get(PRODUCT_LABEL, "") for n in gpu]
-    archs = [parse_product(p) for p in products if p]
-    arch_counts = _counts(archs)
-    arch = next(iter(arch_counts), "")
-    product = next((p for p in _counts([p for p in products if p]) if parse_product(p) == arch), "")
-    platform = first_node_platform(gpu or nodes)
-    gpus = [allocatable_count(n, GPU_RESOURCE) for n in gpu]
-    nics: dict[str, Obj] = {}
-    for n in gpu:
-        for resource in allocatable(n):
-            if resource.startswith(RDMA_PREFIX) or resource == MLNX_RESOURCE:
-                count = allocatable_count(n, resource)
-                shown = "unknown" if count is None else f"{count:g}"
-                nics.setdefault(resource, {})
-                nics[resource][shown] = nics[resource].get(shown, 0) + 1
-    topology = {
-        key: len({node_labels(n)[key] for n in gpu if key in node_labels(n)})
-        for key in TOPOLOGY_LABELS
-    }
-    defaults = node_defaults(arch, platform) if arch else None
-    return {
-        "nodes": len(nodes),
-        "gpuNodes": len(gpu),
-        "cordoned": sorted(node_name(n) for n in gpu if (n.get("spec") or {}).get("unschedulable")),
-        "platform": platform,
-        "platforms": _counts([platform_of(n) for n in gpu or nodes]),
-        "gpuArchitecture": arch,
-        "gpuProduct": product,
-        "architectures": arch_counts,
-        "gpusPerNode": _counts(["unknown" if g is None else f"{g:g}" for g in gpus]),
-        "defaults": (
-            {"gpusPerNode": defaults.gpus_per_node, "mlnxPerNode": defaults.mlnx_per_node}
-            if defaults
-            else None
-        ),
-        "nicResources": nics,
-        "topologyDomains": {k: v for k, v in topology.items() if v},
-        "certifications": [
-            {"name": _meta(c).get("name"), "phase": phase_of(c)} for c in certifications
-        ],
-    }
-
-
-def _spread(counts: Mapping[str, int], unit: str = "") -> str:
-    return ", ".join(f"{value}{unit} on {n} node(s)" for value, n in counts.items()) or "none"
-
-
-def cluster_lines(doc: Mapping[str, Any], namespace: str) -> list[str]:
-    cordoned = doc["cordoned"]
-    nodes = f"{doc['nodes']} ({doc['gpuNodes']} with GPUs"
-    nodes += f", {len(cordoned)} cordoned: {', '.join(cordoned)})" if cordoned else ")"
-    platform = doc["platform"]
-    if len(doc["platforms"]) > 1:
-        platform += f" (the first node's; seen: {_spread(doc['platforms'])})"
-    gpu = doc["gpuArchitecture"] or "unknown"
-    if doc["gpuProduct"]:
-        gpu += f" ({doc['gpuProduct']})"
-    if len(doc["architectures"]) > 1:
-        gpu += f"; the majority of: {_spread(doc['architectures'])}"
-    lines = [
-        f"Nodes:          {nodes}",
-        f"Platform:       {platform}",
-        f"GPU:            {gpu}",
-        f"GPUs per node:  {_spread(doc['gpusPerNode'])} (allocatable {GPU_RESOURCE})",
-    ]
-    if doc["defaults"]:
-        d = doc["defaults"]
-        lines.append(
-            f"Defaults:       gpusPerNode {d['gpusPerNode']}, mlnxPerNode {d['mlnxPerNode']} "
-            f"({doc['gpuArchitecture']} on {doc['platform']})"
-        )
-    nics = doc["nicResources"]
-    shown = "; ".join(f"{r}: {_spread(c)}" for r, c in sorted(nics.items())) or "none"
-    lines.append(f"NIC resources:  {shown}")
-    domains = doc["topologyDomains"]
-    if domains:
-        lines.append(
-            "Topology:       " + ", ".join(f"{k}: {v} domain(s)" for k, v in domains.items())
-        )
-    certs = doc["certifications"]
-    listed = ", ".join(f"{c['name']} ({c['phase']})" for c in certs) or "none"
-    lines.append(f"Certifications: {listed} (namespace {namespace})")
-    return lines
-
-
-def cluster_info(
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    namespace: NamespaceOpt = None,
-    output: OutputOpt = Output.TABLE,
-) -> None:
-    """Print what a certification would find on the cluster.
-
-    Nodes, the GPU product and architecture (the majority's), the platform, GPUs per node,
-    NIC resources, topology domains and the namespace's Certifications."""
-    ns = namespace or DEFAULT_NAMESPACE
-    session = connect(kubeconfig, context)
-    nodes = session.call("list nodes", lambda c: c.nodes())
-    certs = session.call(f"list Certifications in {ns}", lambda c: c.certifications(ns))
-    doc = cluster_doc(nodes, certs)
-    if output is Output.JSON:
-        print_json({"namespace": ns, **doc})
-    else:
-        typer.echo("\n".join(cluster_lines(doc, ns)))
-
-
-# ---- certify run --backend kubernetes ---------------------------------------------------
-
-
-def load_one(file: str, namespace: str | None) -> Certification:
-    """The one Certification of ``file``, in the namespace it names or ``-n`` names."""
-    loaded = load_kinds("-f", [file], (Certification,))
-    found = of_kind(loaded, Certification)
-    if len(found) != 1:
-        raise InputError(
-            f"holds {len(found)} Certifications; certify run runs one", Location(file=file)
-        )
-    cert, item = found[0]
-    written = cert.metadata.namespace
-    if written and namespace and written != namespace:
-        raise InputError(
-            f"the Certification is in namespace {written} and -n says {namespace}: drop one",
-            item.locate("metadata.namespace"),
-        )
-    cert.metadata.namespace = written or namespace or DEFAULT_NAMESPACE
-    return cert
-
-
-def _same_spec(stored: Mapping[str, Any], cert: Certification) -> bool:
-    # Both read through the model, defaults dropped: the API server stamps schema defaults.
-    try:
-        held = Certification.model_validate({**stored, "status": None})
-    except ValueError:
-        return False
-
-    def plain(c: Certification) -> Any:
-        return c.spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-
-    return bool(plain(held) == plain(cert))
-
-
-def submit_or_follow(session: Session, cert: Certification) -> str:
-    """Create the Certification, or follow the one of its name with the same spec (a spec is
-    immutable: another spec under that name is refused)."""
-    ns, name = cert.metadata.namespace or DEFAULT_NAMESPACE, cert.name
-    held = get_certification_or_none(session, ns, name)
-    if held is None:
-        body = to_wire(cert)
-        body.pop("status", None)
-        session.call(f"create Certification {ns}/{name}", lambda c: c.create_certification(body))
-        return "created"
-    if not _same_spec(held, cert):
-        raise InputError(
-            f"Certification {ns}/{name} already exists with another spec (a spec is immutable): "
-            f"cancel it first (glimmer certify cancel {name} -n {ns}) or choose another name"
-        )
-    return "finished earlier" if terminal(held) else "following the one already under way"
-
-
-def follow(
-    session: Session,
-    ns: str,
-    name: str,
-    human: bool,
-    timeout: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> Obj | None:
-    """Read the Certification until it is terminal or ``timeout`` seconds passed (then the last
-    read, not terminal); None when it was deleted meanwhile. Prints each category's status as
-    it changes; says once when no controller writes a status."""
-    started, warned = clock(), False
-    seen: dict[str, str] = {}
-    while True:
-        obj = get_certification_or_none(session, ns, name)
-        if obj is None:
-            return None
-        if human:
-            for c in categories_of(obj):
-                ref, now = _category_ref(c), str(c.get("status", "Pending"))
-                if seen.get(ref) != now:
-                    seen[ref] = now
-                    typer.echo(f"  {ref}: {now}")
-        if terminal(obj) or (timeout is not None and clock() - started >= timeout):
-            got: Obj = obj
-            return got
-        if not _status(obj) and not warned and clock() - started > TIMING.unclaimed_seconds:
-            warned = True
-            print(
-                f"glimmer: Certification {ns}/{name} has no status after "
-                f"{TIMING.unclaimed_seconds:.0f} s: no operator seems to watch this namespace "
-                "(install one: glimmer operator manifests | kubectl apply -f -)",
-                file=sys.stderr,
-            )
-        time.sleep(TIMING.poll_seconds)
-
-
-def timeout_seconds(text: str | None) -> float | None:
-    """``--timeout`` as seconds (a Go duration: 30m, 2h, 1h30m); None: wait to the end."""
-    if text is None:
-        return None
-    try:
-        seconds = parse_duration(text)
-    except ValueError:
-        seconds = -1.0
-    if seconds <= 0:
-        raise InputError(f"--timeout {text}: a positive duration such as 30m, 2h or 1h30m")
-    return seconds
-
-
-def run_on_cluster(
-    file: str,
-    kubeconfig: str | None,
-    context: str | None,
-    namespace: str | None,
-    json_out: bool,
-    timeout: str | None = None,
-) -> int:
-    """``glimmer certify run --backend kubernetes``: create, follow, print the report card;
-    the exit code."""
-    limit = timeout_seconds(timeout)
-    cert = load_one(file, namespace)
-    session = connect(kubeconfig, context)
-    ns, name = cert.metadata.namespace or DEFAULT_NAMESPACE, cert.name
-    how = submit_or_follow(session, cert)
-    human = not json_out
-    if human:
-        typer.echo(f"glimmer certify run {ns}/{name}: Certification on a Kubernetes cluster, {how}")
-        typer.echo(f"  watch      kubectl get cert -n {ns} {name} -w")
-    final = follow(session, ns, name, human, limit)
-    if final is None:
-        print(f"glimmer: Certification {ns}/{name} was deleted; not certified", file=sys.stderr)
-        return 1
-    if not terminal(final):
-        # Not a verdict: the Certification goes on in the cluster; say where it stands.
-        if json_out:
-            print_json(status_doc(final, None))
-        else:
-            typer.echo("\n" + "\n".join(summary_lines(final)))
-        print(
-            f"glimmer: Certification {ns}/{name} is still {phase_of(final)} after --timeout "
-            f"{timeout}; not certified yet. It goes on in the cluster: glimmer certify status "
-            f"{name} -n {ns} (or cancel it: glimmer certify cancel {name} -n {ns})",
-            file=sys.stderr,
-        )
-        return 1
-    if human:
-        typer.echo("")
-    return show_verdict(
-        final, wait_for_report(session, ns, name), Output.JSON if json_out else Output.TABLE
-    )
-
-
 def register(certify_app: typer.Typer) -> None:
     """Add ``cluster-info``, ``status`` and ``cancel`` to the ``certify`` sub-app."""
+    from glimmer.cli.certify_cluster_info import cluster_info
+
     certify_app.command("cluster-info")(cluster_info)
     certify_app.command("status")(status)
     certify_app.command("cancel")(cancel)

@@ -131,7 +131,7 @@ def run(
     on the cluster and followed while the operator runs it."""
     _refuse_mixed_flags(ctx, backend)
     if backend is Backend.KUBERNETES:
-        from glimmer.cli.certify_cluster import run_on_cluster
+        from glimmer.cli.certify_cluster_run import run_on_cluster
 
         code = run_on_cluster(
             file, kubeconfig, context, namespace, output is Output.JSON, timeout=timeout
