@@ -83,6 +83,11 @@ def standin_cluster(
     names = fleet.hostnames if fleet is not None else node_names(nodes)
     trainer = trainer or fleet is not None
     crds = (GLIMMER_CRDS, *crd_dirs, *((TRAINER_CRDS,) if trainer else ()))
+    if trainer and not any(TRAINER_CRDS.glob("*.yaml")):
+        raise FileNotFoundError(
+            f"the Kubeflow Trainer CRDs the Trainer stand-in serves are not at {TRAINER_CRDS} "
+            "(the shared folder beside the repository)"
+        )
     log_dir, work_dir = root / "logs", root / "pods"
     journal_path = root / "journal.jsonl" if journal else None
     nets: NodeNetworks = (
