@@ -27,8 +27,6 @@ from typing import Any
 from lightkube import Client
 from lightkube.types import PatchType
 
-from glimmer.backends.kubernetes.certify.ledger import owner_reference
-from glimmer.backends.kubernetes.certify.nodes import node_info
 from glimmer.backends.kubernetes.certify.resources import (
     BANDWIDTH_MEASUREMENTS,
     CERTIFY_API_VERSION,
@@ -39,27 +37,14 @@ from glimmer.backends.kubernetes.certify.resources import (
 )
 from glimmer.backends.kubernetes.errors import AlreadyExists, api_call
 from glimmer.backends.kubernetes.events import NORMAL, WARNING, Involved, post_event
-from glimmer.backends.kubernetes.resources import NODES, PODS, as_dict
+from glimmer.backends.kubernetes.resources import as_dict
 from glimmer.certify import job_rules
-from glimmer.certify.catalog.naming import truncate, workload_name
-from glimmer.certify.grouping import mnnvl_on
-from glimmer.certify.health import (
-    HealthExpressionError,
-    check_nodes,
-    hardware_failed_message,
-    merge_failed_nodes,
-)
-from glimmer.certify.jobs import JobLog
-from glimmer.certify.outcome import collective_path
+from glimmer.certify.catalog.naming import workload_name
 from glimmer.certify.platform.vocab import (
     GROUP,
-    JOB_LABEL,
-    MANAGED_BY,
-    MANAGED_BY_KEY,
-    WORKFLOW_LABEL,
 )
-from glimmer.certify.result import THRESHOLD, WORKLOAD
-from glimmer.certify.threshold_verdict import DEFAULT_MEASUREMENT_TIMEOUT, available, judge
+from glimmer.certify.result import THRESHOLD
+from glimmer.certify.threshold_verdict import DEFAULT_MEASUREMENT_TIMEOUT, judge
 from glimmer.engine.backend import BackendError, NotFound
 from glimmer.errors import InputError
 from glimmer.operator.certify import job_workload as wl
@@ -72,6 +57,13 @@ from glimmer.operator.certify.certification_conditions import (
     set_exclusive,
     terminal,
 )
+from glimmer.operator.certify.job_endings import HARDWARE_DETECTED, JobReads
+from glimmer.operator.certify.job_measured import (
+    measured_values,
+    measurement_manifest,
+    measurement_name,
+    progress_of,
+)
 from glimmer.operator.certify.job_status import (
     VALIDATION_FAILED,
     Ending,
@@ -80,7 +72,6 @@ from glimmer.operator.certify.job_status import (
     failed_nodes,
     failed_nodes_wire,
     get,
-    group_nodes,
     parse_time,
     stamp,
     terminal_status,
@@ -90,7 +81,6 @@ log = logging.getLogger("glimmer.operator.certify.job")
 
 Obj = dict[str, Any]
 JOB_FINALIZER = f"{GROUP}/finalizer"
-MEASUREMENT_REF_GROUP = GROUP
 DEFAULT_TIMEOUT = timedelta(hours=1)  # §2.2 timeoutPerJob when nothing sets it
 DRAIN_GRACE = timedelta(seconds=60)  # how long a deleted Job waits for its pods to go
 RUNNING_REQUEUE = 15.0  # seconds between looks at a followed workload: the safety net beside events
@@ -100,12 +90,10 @@ RETRY_FIRST, RETRY_MAX = 1.0, 60.0
 WORKLOAD_CREATED = "WorkloadCreated"
 WORKLOAD_PENDING = "WorkloadPending"
 WORKLOAD_RUNNING = "WorkloadRunning"
-WORKLOAD_COMPLETED = "WorkloadCompleted"
 WORKLOAD_FAILED = "WorkloadFailed"
 WORKLOAD_DELETED = "WorkloadDeleted"
 WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
 MEASUREMENT_CREATION_ERROR = "MeasurementCreationError"
-HARDWARE_DETECTED = "HardwareFailureDetected"
 INVALID_JOB = "InvalidJob"
 
 
@@ -129,7 +117,7 @@ class Read:
     pods: list[Obj]
 
 
-class JobReconciler:
+class JobReconciler(JobReads):
     """Reconciles certify Jobs through ``client`` on the clock ``now``."""
 
     def __init__(
@@ -140,60 +128,13 @@ class JobReconciler:
         drain_grace: timedelta = DRAIN_GRACE,
         running_requeue: float = RUNNING_REQUEUE,
     ) -> None:
-        self.client = client
-        self.now = now
+        super().__init__(client, now)
         self.drain_grace = drain_grace
         self.running_requeue = running_requeue
         self._create_failures: dict[tuple[str, str], int] = {}  # backoff only, not state
         # Jobs whose measurements this process saw created (saves a 409 per pass; a restart
         # asks once more, harmlessly).
         self._measured: set[tuple[str, str]] = set()
-
-    # ---- reads ---------------------------------------------------------------------------------
-
-    def _get(self, res: Any, name: str, namespace: str | None) -> Obj | None:
-        try:
-            with api_call(f"get {res.__name__} {namespace}/{name}"):
-                return as_dict(self.client.get(res, name, namespace=namespace))
-        except NotFound:
-            return None
-
-    def pods(self, job: Mapping[str, Any]) -> list[Obj]:
-        """The workload's pods: the JobSet's (launcher included) and those with the job label."""
-        meta = job.get("metadata") or {}
-        name, ns = str(meta.get("name")), str(meta.get("namespace") or "default")
-        workload = str(get(job, "status", "workloadRef", "name") or workload_name(name))
-        with api_call(f"list pods of job {ns}/{name}"):
-            by_set = [
-                as_dict(p)
-                for p in self.client.list(PODS, namespace=ns, labels={wl.JOBSET_LABEL: workload})
-            ]
-            by_job = [
-                as_dict(p) for p in self.client.list(PODS, namespace=ns, labels={JOB_LABEL: name})
-            ]
-        return wl.merged_pods(by_set, by_job)
-
-    def read_log(
-        self,
-        namespace: str,
-        pod: str,
-        container: str,
-        tail: int | None = None,
-        timestamps: bool = False,
-    ) -> str:
-        """A container's log ("" when it cannot be read: gone, or never started)."""
-        try:
-            with api_call(f"log of pod {namespace}/{pod}"):
-                lines = self.client.log(
-                    pod,
-                    namespace=namespace,
-                    container=container,
-                    tail_lines=tail,
-                    timestamps=timestamps,
-                )
-                return "".join(lines)
-        except BackendError:
-            return ""
 
     # ---- writes --------------------------------------------------------------------------------
 
@@ -396,7 +337,7 @@ class JobReconciler:
         train_job = self._get(TRAIN_JOBS, ref, ns)
         pods = self.pods(job)
         read = Read(job, train_job, pods)
-        hardware = self.health(read)
+        hardware = self.health(job, pods)
         if hardware is not None:
             return self.finish(job, pods, hardware, delete=True)
         if train_job is None:
@@ -481,114 +422,6 @@ class JobReconciler:
                 seconds=int(get(job, "spec", "startupStallTimeoutSeconds") or 1200)
             ),
             sample_interval=self.sample_interval(job, "goodputMeasurement"),
-        )
-
-    # ---- health (§7.1) -------------------------------------------------------------------------
-
-    def health(self, read: Read) -> Ending | None:
-        """The Ending of a Job one of whose pods' nodes the health check finds unhealthy for the
-        first time; None when nothing new was found."""
-        expression = get(read.job, "spec", "nodeHealthMonitor", "cel", "expression")
-        if not isinstance(expression, str) or not expression.strip():
-            return None
-        nodes = [n for n in (self._get(NODES, name, None) for name in wl.pods_on(read.pods)) if n]
-        if not nodes:
-            return None
-        try:
-            found = check_nodes(expression, nodes)
-        except HealthExpressionError as e:
-            log.warning(
-                "job %s: node health expression refused: %s", read.job["metadata"]["name"], e
-            )
-            return None
-        for node, error in found.errors:
-            log.warning(
-                "job %s: health check on node %s failed: %s",
-                read.job["metadata"]["name"],
-                node,
-                error,
-            )
-        existing = failed_nodes(read.job.get("status") or {})
-        merged, added = merge_failed_nodes(existing, found.unhealthy)
-        if not added:
-            return None
-        message = hardware_failed_message(merged)
-        bad = tuple(sorted({f.name for f in merged if f.reason == HARDWARE_DETECTED}))
-        text = self.speaker_text(read.job, read.pods)
-        return Ending(
-            False,
-            HARDWARE_DETECTED,
-            message,
-            JobLog(text, 1, message, self.path(read.job, nodes), bad, self.elapsed(read.pods)),
-            failed=merged,
-            hardware=True,
-        )
-
-    # ---- endings -------------------------------------------------------------------------------
-
-    def speaker_text(self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> str:
-        """The outcome's text: rank 0's log. A training Job's (one that asks for goodput) is
-        read with kubelet timestamps, as the core's goodput parser reads a training log (§6.2:
-        the interruption time is a line's kubelet time); a collective's table and a
-        diagnostic's verdict are read as the job printed them."""
-        who = wl.speaker(pods)
-        if who is None:
-            return ""
-        namespace = str(job["metadata"].get("namespace") or "default")
-        training = isinstance(get(job, "spec", "goodputMeasurement"), Mapping)
-        return self.read_log(namespace, who[0], who[1], timestamps=training)
-
-    def elapsed(self, pods: Sequence[Mapping[str, Any]]) -> float:
-        who = wl.speaker(pods)
-        return wl.elapsed_seconds(pods, who[0], who[1]) if who else 0.0
-
-    def path(self, job: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]] | None = None) -> str:
-        """The collective's path over the group's nodes (NVLink within one clique with MNNVL
-        on, else the network), by the core's rule."""
-        if nodes is None:
-            names = group_nodes(job)
-            nodes = [n for n in (self._get(NODES, name, None) for name in names) if n]
-        infos = [node_info(n) for n in nodes]
-        if not infos:
-            return ""
-        return collective_path(infos, mnnvl_on(wl.mnnvl_setting(job), infos))
-
-    def success_ending(self, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ending:
-        text = self.speaker_text(job, pods)
-        log_ = JobLog(text, 0, "", self.path(job), (), self.elapsed(pods))
-        ref = get(job, "status", "workloadRef", "name")
-        return Ending(True, WORKLOAD_COMPLETED, f"Workload TrainJob/{ref} completed", log_)
-
-    def failed_ending(
-        self,
-        job: Mapping[str, Any],
-        pods: Sequence[Mapping[str, Any]],
-        reason: str,
-        message: str,
-        *,
-        timeout: bool,
-    ) -> Ending:
-        """setJobFailed (§3.3): the failure log, the group blamed when no node is yet."""
-        ns = str(job["metadata"].get("namespace") or "default")
-
-        def read(source: job_rules.LogSource) -> str:
-            return self.read_log(ns, source.pod_name, source.container, job_rules.TAIL_LINES)
-
-        captured = job_rules.failure_log(pods, read, timeout=timeout)
-        text = self.speaker_text(job, pods)
-        who = wl.speaker(pods)
-        code = wl.exit_code(pods, who[0], who[1]) if who else None
-        exit_code = code if code else (captured.exit_code or 1)
-        crashed = (captured.node_name,) if captured.node_name and not timeout else ()
-        error = wl.last_line(captured.tail) if captured.exit_code else message
-        blamed = blame_group(job, failed_nodes(job.get("status") or {}), WORKLOAD, message)
-        return Ending(
-            False,
-            reason,
-            message,
-            JobLog(text, exit_code, error or message, self.path(job), crashed, self.elapsed(pods)),
-            failure_log=captured.to_wire(),
-            failed=blamed,
         )
 
     def finish(
@@ -679,6 +512,7 @@ class JobReconciler:
         return None
 
     def measured(self, job: Mapping[str, Any]) -> dict[str, float]:
+        """The values the Job's thresholds may read now (§7.5)."""
         meta = job["metadata"]
         ns, name = str(meta.get("namespace") or "default"), str(meta["name"])
         bw = (
@@ -686,88 +520,4 @@ class JobReconciler:
             if get(job, "spec", "bandwidthMeasurement")
             else None
         )
-        gm = self.goodput(job)
-        results = get(bw, "status", "results") or []
-        bandwidth: dict[str, float] = {}
-        if results:
-            bandwidth["busBandwidthGBps"] = max(float(r.get("busBW") or 0) for r in results)
-            bandwidth["algBandwidthGBps"] = max(float(r.get("algBW") or 0) for r in results)
-        gs = get(gm, "status") or {}
-        goodput = {
-            key: float(gs[field])
-            for key, field in (
-                ("goodputRatio", "result"),
-                ("avgTFLOPsPerGPU", "avgTFLOPSPerGPU"),
-                ("avgStepTimeSec", "avgStepTimeSec"),
-            )
-            if gs.get(field) not in (None, "")
-        }
-        return available(
-            bandwidth_complete=complete(bw),
-            bandwidth=bandwidth,
-            goodput_complete=complete(gm),
-            goodput=goodput,
-        )
-
-
-def complete(measurement: Mapping[str, Any] | None) -> bool:
-    c = find(get(measurement, "status", "conditions"), "Complete")
-    return bool(c and c.get("status") == "True")
-
-
-def progress_of(gm: Mapping[str, Any], workload_start: datetime | None) -> job_rules.Progress:
-    """The GoodputMeasurement's progress as the stall rule reads it. Steps older than this
-    workload's start belong to an attempt before a checkpoint restart: they count as none, so
-    the new attempt gets its startup budget instead of being stalled at once."""
-    s = get(gm, "status") or {}
-    last = parse_time(s.get("lastStepTimestamp"))
-    avg = float(s["avgStepTimeSec"]) if s.get("avgStepTimeSec") else None
-    app = parse_time(s.get("applicationStartTime"))
-    if workload_start is not None and last is not None and last < workload_start:
-        last, avg = None, None
-    if workload_start is not None and app is not None and app < workload_start:
-        app = None
-    return job_rules.Progress(
-        start_time=parse_time(s.get("startTime")),
-        application_start_time=app,
-        last_step_timestamp=last,
-        avg_step_time_sec=avg,
-        log_interval=int(s.get("logInterval") or 0),
-    )
-
-
-def measurement_name(job: str, suffix: str) -> str:
-    """``<job>-goodput`` / ``<job>-bandwidth`` (§1.3, truncated to 63)."""
-    return truncate(f"{job}-{suffix}", 63)
-
-
-def measurement_manifest(
-    job: Mapping[str, Any], kind: str, suffix: str, asked: Mapping[str, Any]
-) -> Obj:
-    """The measurement the Job spec asks for: ``<job>-<suffix>``, owned by the Job's Workflow
-    (§1: measurements are kept with the Workflow for the report), else by the Job."""
-    meta = job.get("metadata") or {}
-    name = str(meta.get("name") or "")
-    owners = [r for r in meta.get("ownerReferences") or () if r.get("controller")]
-    labels = {MANAGED_BY_KEY: MANAGED_BY, JOB_LABEL: name}
-    workflow = (meta.get("labels") or {}).get(WORKFLOW_LABEL)
-    if workflow:
-        labels[WORKFLOW_LABEL] = str(workflow)
-    spec: Obj = {
-        "jobRef": {"apiGroup": MEASUREMENT_REF_GROUP, "kind": "Job", "name": name},
-        "logProfileRef": str(asked.get("logProfileRef") or ""),
-        "sampleInterval": str(asked.get("sampleInterval") or "60s"),
-    }
-    if kind == "BandwidthMeasurement" and asked.get("testType"):
-        spec["testType"] = str(asked["testType"])
-    return {
-        "apiVersion": CERTIFY_API_VERSION,
-        "kind": kind,
-        "metadata": {
-            "name": measurement_name(name, suffix),
-            "namespace": str(meta.get("namespace") or "default"),
-            "labels": labels,
-            "ownerReferences": [dict(owners[0])] if owners else [owner_reference(job)],
-        },
-        "spec": spec,
-    }
+        return measured_values(bw, self.goodput(job))

@@ -36,11 +36,8 @@ from glimmer.backends.kubernetes.errors import api_call
 from glimmer.backends.kubernetes.resources import PODS, as_dict
 from glimmer.certify.platform.vocab import GROUP, JOB_LABEL
 from glimmer.operator.certify.health_watch import NodeChanges, jobs_on
-from glimmer.operator.certify.job_reconcile import (
-    JOB_FINALIZER,
-    JobReconciler,
-    measurement_name,
-)
+from glimmer.operator.certify.job_measured import measurement_name
+from glimmer.operator.certify.job_reconcile import JOB_FINALIZER, JobReconciler
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from glimmer.operator.context import OperatorContext
 from glimmer.operator.daemons import without_kopf_finalizer
