@@ -153,27 +153,26 @@ def _iteration(ts: str, i: int, ms: float, tflops: float) -> str:
     )
 
 
-N5_LOG = "\n".join(
-    [
-        "2026-01-05T10:00:00.000000Z  [2026-01-05 10:00:00.000000] training ...",
-        _iteration("10:00:05.000000", 1, 5000.0, 100.0),  # warmup (warmupSteps 2)
-        _iteration("10:00:07.000000", 2, 2000.0, 300.0),  # warmup
-        _iteration("10:00:08.000000", 3, 1000.0, 400.0),
-        _iteration("10:00:09.000000", 4, 1000.0, 400.0),
-        "2026-01-05T10:00:10.000000Z  [2026-01-05 10:00:10.000000] saving checkpoint at "
-        "iteration        4 to /mnt/workspace/checkpoints",
-        "2026-01-05T10:00:13.000000Z  [2026-01-05 10:00:13.000000]   successfully saved "
-        "checkpoint from iteration        4 to /mnt/workspace/checkpoints",
-        _iteration("10:00:14.000000", 5, 1000.0, 400.0),
-        "2026-01-05T10:00:20.000000Z [rank 0] NCCL watchdog: collective timed out",
-        "2026-01-05T10:00:50.000000Z  [2026-01-05 10:00:50.000000] training ...",
-        "2026-01-05T10:00:55.000000Z   successfully loaded checkpoint from "
-        "/mnt/workspace/checkpoints [ t 1/2, p 1/1 ] at iteration 4",
-        _iteration("10:01:00.000000", 5, 5000.0, 100.0),  # warmup after the restore
-        _iteration("10:01:02.000000", 6, 2000.0, 300.0),
-        _iteration("10:01:03.000000", 7, 1000.0, 400.0),
-    ]
+N5_LINES = (
+    "2026-01-05T10:00:00.000000Z  [2026-01-05 10:00:00.000000] training ...",
+    _iteration("10:00:05.000000", 1, 5000.0, 100.0),  # warmup (warmupSteps 2)
+    _iteration("10:00:07.000000", 2, 2000.0, 300.0),  # warmup
+    _iteration("10:00:08.000000", 3, 1000.0, 400.0),
+    _iteration("10:00:09.000000", 4, 1000.0, 400.0),
+    "2026-01-05T10:00:10.000000Z  [2026-01-05 10:00:10.000000] saving checkpoint at "
+    "iteration        4 to /mnt/workspace/checkpoints",
+    "2026-01-05T10:00:13.000000Z  [2026-01-05 10:00:13.000000]   successfully saved "
+    "checkpoint from iteration        4 to /mnt/workspace/checkpoints",
+    _iteration("10:00:14.000000", 5, 1000.0, 400.0),
+    "2026-01-05T10:00:20.000000Z [rank 0] NCCL watchdog: collective timed out",
+    "2026-01-05T10:00:50.000000Z  [2026-01-05 10:00:50.000000] training ...",
+    "2026-01-05T10:00:55.000000Z   successfully loaded checkpoint from "
+    "/mnt/workspace/checkpoints [ t 1/2, p 1/1 ] at iteration 4",
+    _iteration("10:01:00.000000", 5, 5000.0, 100.0),  # warmup after the restore
+    _iteration("10:01:02.000000", 6, 2000.0, 300.0),
+    _iteration("10:01:03.000000", 7, 1000.0, 400.0),
 )
+N5_LOG = "\n".join(N5_LINES)
 
 
 def test_n5_megatron_steps_through_the_built_in_profile_as_shipped() -> None:
@@ -189,6 +188,30 @@ def test_n5_megatron_steps_through_the_built_in_profile_as_shipped() -> None:
     )
     assert g.avg_step_time == pytest.approx(1.0)  # ms -> s, warmup excluded
     assert g.avg_tflops_per_gpu == pytest.approx(400.0)
+
+
+def test_n5_megatron_loading_its_checkpoint_before_training_is_one_interruption() -> None:
+    # Megatron's own order on a restart: the checkpoint is loaded, then "training ..." is
+    # printed. The loaded line opens the new attempt and the start joins it.
+    restart = N5_LINES.index(
+        "2026-01-05T10:00:50.000000Z  [2026-01-05 10:00:50.000000] training ..."
+    )
+    real = [
+        *N5_LINES[:restart],
+        "2026-01-05T10:00:50.000000Z   successfully loaded checkpoint from "
+        "/mnt/workspace/checkpoints [ t 1/2, p 1/1 ] at iteration 4",
+        "2026-01-05T10:00:55.000000Z  [2026-01-05 10:00:55.000000] training ...",
+        *N5_LINES[restart + 2 :],
+    ]
+    g = parse_training("\n".join(real), training_profile(_builtin("megatron-training")))
+    assert g is not None and g.interruptions == 1
+    assert (g.training_time, g.lost_work, g.reschedule, g.resume, g.checkpoint_save) == (
+        pytest.approx(63.0),
+        pytest.approx(7.0),
+        pytest.approx(30.0),  # to the loaded line, the first the new attempt printed
+        pytest.approx(10.0),
+        pytest.approx(3.0),
+    )
 
 
 # N6: the §6.2 profile, literally, with the NeMo-6 marker on the warmup iterations.

@@ -7,10 +7,12 @@ and keeps running sums, not every step, so a run of a million steps costs what i
 
 Attempts are told apart by ``applicationStart``: each one after the first is an interruption.
 A ``checkpointRestore`` (or ``checkpointLoaded``) after a step of the current attempt, with no
-application start between, is a restart in place and opens an attempt too; a restore before
-any step (right after a start, or a second restore line) only marks the run boundary again —
-it is the same resume, not a second interruption. A profile without an ``applicationStart``
-pattern opens the first attempt at the log's first timestamped line.
+application start between, is a restart and opens an attempt too — a trainer restarted in its
+own process prints no start, and Megatron prints its "loaded" line before its "training ..."
+start, which then joins the attempt the restore opened. A restore before any step (right after
+a start, or a second restore line) only marks the run boundary again: it is the same resume,
+not a second interruption. A profile without an ``applicationStart`` pattern opens the first
+attempt at the log's first timestamped line.
 
 An interruption's cost splits into lost work (from the last completed checkpoint to the last
 line of the failed attempt), rescheduling (to the new attempt's start) and resume (to its first
@@ -78,6 +80,7 @@ class _Attempt:
     first_step: float | None = None
     last_checkpoint: float | None = None
     stepped: bool = False  # a step since the latest run boundary
+    by_restore: bool = False  # opened by a restore line, not an application start
 
 
 def _number(m: re.Match[str], names: tuple[str, ...]) -> tuple[str, float] | None:
@@ -166,7 +169,11 @@ class TrainingLogReader:
         if hit := self._hit("applicationStart", line, events):
             t = when(hit)
             if t is not None:
-                self._attempts.append(_Attempt(t, t))
+                last = self._attempts[-1] if self._attempts else None
+                # Megatron loads its checkpoint before it prints "training ...": a start right
+                # after the restore that opened an attempt is that attempt's, not another one.
+                if last is None or not last.by_restore or last.stepped:
+                    self._attempts.append(_Attempt(t, t))
                 self._base = None
             return
         if not self._attempts:
@@ -179,8 +186,8 @@ class TrainingLogReader:
         )
         if restore:
             t = when(restore)
-            if cur.stepped and t is not None:  # restarted in place: a new attempt
-                cur = _Attempt(t, t)
+            if cur.stepped and t is not None:  # restarted: a new attempt
+                cur = _Attempt(t, t, by_restore=True)
                 self._attempts.append(cur)
             cur.stepped = False
             self._base = None  # a restore is a run boundary: warmup counts again (§6.2)
