@@ -163,3 +163,32 @@ def test_an_unknown_log_profile_is_reported_and_not_terminal(job_api: JobAPI) ->
     conditions = conditions_of(measurement(job_api))
     assert conditions["Measuring"] == ("False", "LogProfileNotFound")
     assert "Complete" not in conditions
+
+
+def test_a_log_profile_on_the_cluster_is_the_recipe_read(job_api: JobAPI) -> None:
+    profile = {
+        "apiVersion": "certify.glimmer.ai/v1alpha1",
+        "kind": "LogProfile",
+        "metadata": {"name": "house-format"},
+        "spec": {
+            "timestamp": {"layout": "2006-01-02T15:04:05Z"},
+            "patterns": {
+                "bandwidthResult": {
+                    "regex": r"size=(?P<size>\d+) alg=(?P<algBW>[\d.]+) bus=(?P<busBW>[\d.]+)",
+                    "example": "size=8 alg=1.5 bus=2.5",
+                }
+            },
+            "workerStrategy": {"type": "Single", "replicatedJobName": "launcher"},
+        },
+    }
+    job_api.post("/apis/certify.glimmer.ai/v1alpha1/logprofiles", profile)
+    clock = JobClock()
+    add_node(job_api, "gpu-01")
+    spec = {"bandwidthMeasurement": {"logProfileRef": "house-format"}}
+    job_api.post(job_api.certify("jobs"), job_body(JOB, ["gpu-01"], **spec))
+    reconciler(job_api, clock).reconcile(NS, JOB)
+    add_pod(job_api, "l-0", "gpu-01", WORKLOAD, launcher=True, log="size=8 alg=1.5 bus=2.5\n")
+    MeasurementReconciler(job_api.client, clock.now, "bandwidthmeasurements").reconcile(NS, BM)
+    assert measurement(job_api)["status"]["results"] == [
+        {"sizeBytes": 8, "algBW": "1.500000", "busBW": "2.500000", "samples": 1}
+    ]

@@ -223,3 +223,21 @@ def test_a_goodput_threshold_missed_pins_the_violation_message(job_api: JobAPI) 
         "ThresholdViolated",
         'Threshold "goodputRatio" violated: measured 0.8750, expression: value >= 0.95',
     )
+
+
+def test_a_stalled_workload_with_a_checkpoint_is_restarted_not_failed(job_api: JobAPI) -> None:
+    clock = JobClock()
+    jobs, gms = started(
+        job_api, clock, training_log(0, range(1, 6), save_at=3), stallMultiplier=2,
+        checkpoint={"pvcName": "ckpt", "maxRestarts": 2},
+    )  # fmt: skip
+    gms.reconcile(NS, GM)
+    clock.advance(60)
+    jobs.reconcile(NS, JOB)
+    job = job_of(job_api, JOB)
+    restarting = next(c for c in job["status"]["conditions"] if c["type"] == "InProgress")
+    assert (restarting["reason"], restarting["message"]) == (
+        "WorkloadRestarting",
+        "Restarting workload from checkpoint (restart 1/2)",
+    )
+    assert job_api.read(job_api.trainer("trainjobs", WORKLOAD)) is None
