@@ -158,8 +158,15 @@ class ScheduleDaemons:
                 wake.clear()
                 wait = await asyncio.to_thread(self._pass, namespace, name)
                 host = self.context.clock.host_seconds(wait)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout=host)
+                # asyncio.wait, not wait_for: on 3.11 a wait_for whose event fires as the task
+                # is cancelled returns normally and loses the cancellation.
+                woken = asyncio.ensure_future(wake.wait())
+                try:
+                    await asyncio.wait({woken}, timeout=host)
+                finally:
+                    woken.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await woken
         finally:
             self._wakes.pop((namespace, name), None)
 
