@@ -71,7 +71,9 @@ class ExecPhase(StrEnum):
 
     @property
     def terminated(self) -> bool:
-        return self in (ExecPhase.SUCCEEDED, ExecPhase.FAILED)
+        # By identity: asked of every execution a pass looks at (``live``), and a tuple's ``in``
+        # compares the strings of a live one with each terminal phase.
+        return self is ExecPhase.SUCCEEDED or self is ExecPhase.FAILED
 
 
 @dataclass(frozen=True)

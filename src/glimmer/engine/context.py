@@ -153,9 +153,15 @@ class Pass:
     ) -> ExecutionSpec:
         """The execution of ``attempt`` of ``test`` at ``where`` for this run, an image
         resolved where the substrate runs images. Raises ``ImageError``."""
+        memory = self.memory
+        if memory.fixed_plan is not self.plan:
+            # What is built once per test holds for the plan it was built from.
+            memory.fixed.clear()
+            memory.fixed_plan = self.plan
         return build_execution(
-            self.run, test, index, attempt, where, images=runs_images(self.backend)
-        )
+            self.run, test, index, attempt, where, images=runs_images(self.backend),
+            memo=memory.fixed,
+        )  # fmt: skip
 
     def occupy(self, nodes: Iterable[str]) -> None:
         """A unit starts on ``nodes``: they are busy from now on."""

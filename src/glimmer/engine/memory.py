@@ -42,6 +42,7 @@ from glimmer.engine.backend import Execution, NodeView
 from glimmer.engine.book import Index
 from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.names import execution_name
+from glimmer.engine.podspec import Fixed, FixedKey
 from glimmer.engine.rivals import RunIndex
 from glimmer.engine.sleep import Sleepers
 from glimmer.engine.waiting import WaitingUnits
@@ -86,6 +87,10 @@ class RunMemory:
     cursor: dict[str, int] = field(default_factory=dict)  # Node test -> targets all started
     watch: LiveWatch = field(default_factory=LiveWatch)  # the live executions, see .watch
     names: dict[NameKey, str] = field(default_factory=dict)
+    # The node-independent parts of the executions built for ``fixed_plan``
+    # (:func:`.podspec.build_execution`): one per test and attempt for a Node test's every node.
+    fixed: dict[FixedKey, Fixed] = field(default_factory=dict)
+    fixed_plan: PlanDocument | None = None
     audited: bool = False  # the run's stamps were accounted for by this engine
     unrecorded: set[str] | None = None  # see execute._seed_busy
     waiting: WaitingUnits | None = None  # the unrecorded by unit (:mod:`.waiting`)

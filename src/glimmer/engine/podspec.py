@@ -99,7 +99,7 @@ def _labels(run: BurnInRun, test: PlannedTest, where: Placement, attempt: int) -
     return labels
 
 
-def _seat(where: Placement, env_names: set[str], overridden: set[str]) -> Seat | None:
+def _seat(where: Placement, env_names: frozenset[str], overridden: frozenset[str]) -> Seat | None:
     if not where.service or where.place is None:
         return None
     variable = address_env(where.place)
@@ -115,6 +115,52 @@ def _image_if_any(spec: BurnInTestSpec, vendor: str) -> str:
         return ""  # the substrate runs no image: nothing is missing
 
 
+@dataclass(frozen=True)
+class Fixed:
+    """What an execution of one attempt of one test at one place is whatever its node: the
+    same for every node of a Node test, so an engine builds it once (:func:`build_execution`'s
+    ``memo``)."""
+
+    image: str
+    env: tuple[tuple[str, str], ...]
+    env_names: frozenset[str]
+    overridden: frozenset[str]
+    duration_seconds: int
+    deadline_seconds: int
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    mounts: tuple[Mount, ...]
+    resources: Resources
+    privileges: Privileges
+
+
+# Parts kept per memo before it starts over (Pair and Group places differ per unit).
+MAX_FIXED = 4096
+FixedKey = tuple[int, int, PairPlace | GroupPlace | None, str, bool]
+
+
+def _fixed(
+    test: PlannedTest, attempt: int, place: PairPlace | GroupPlace | None, vendor: str, images: bool
+) -> Fixed:
+    spec = test.spec
+    image = resolve_image(spec, vendor) if images else _image_if_any(spec, vendor)
+    env = effective_env(runner_env(spec, attempt, test.axes, place))
+    runner = spec.runner
+    return Fixed(
+        image=image,
+        env=tuple((n, v.value) for n, v in env.items() if v.value is not None),
+        env_names=frozenset(env),
+        overridden=frozenset(v.name for v in (runner.env if runner else None) or ()),
+        duration_seconds=execution_duration(spec),
+        deadline_seconds=active_deadline_seconds(spec),
+        command=tuple(runner.command or ()) if runner else (),
+        args=tuple(runner.args or ()) if runner else (),
+        mounts=_mounts(spec),
+        resources=_resources(spec.resources),
+        privileges=_privileges(spec),
+    )
+
+
 def build_execution(
     run: BurnInRun,
     test: PlannedTest,
@@ -124,16 +170,27 @@ def build_execution(
     vendor: str = "",
     *,
     images: bool = True,
+    memo: dict[FixedKey, Fixed] | None = None,
 ) -> ExecutionSpec:
     """The execution of ``attempt`` of ``test`` at ``where``. Raises ``ImageError`` when
     ``images`` (the substrate runs images) and none resolves; without, the image is the one
-    the test names, or ""."""
-    spec = test.spec
-    image = resolve_image(spec, vendor) if images else _image_if_any(spec, vendor)
-    env = effective_env(runner_env(spec, attempt, test.axes, where.place))
-    overridden = {v.name for v in (spec.runner.env if spec.runner else None) or ()}
+    the test names, or "".
+
+    ``memo`` keeps what does not depend on the node (:class:`Fixed`) for the caller, keyed by
+    test index: it must be dropped when the plan changes. A failed image resolution is never
+    kept, so it raises again for the next node."""
     place = where.place
-    runner = spec.runner
+    fixed: Fixed | None = None
+    key: FixedKey = (test_index, attempt, place, vendor, images)
+    if memo is not None:
+        fixed = memo.get(key)
+    if fixed is None:
+        fixed = _fixed(test, attempt, place, vendor, images)
+        if memo is not None:
+            if len(memo) >= MAX_FIXED:
+                memo.clear()
+            memo[key] = fixed
+    spec = test.spec
     return ExecutionSpec(
         name=execution_name(
             run.name, run.metadata.uid or "", test_index, where.node, attempt, where.role
@@ -151,18 +208,18 @@ def build_execution(
         role=where.role,
         rank=place.rank if isinstance(place, GroupPlace) else None,
         nranks=place.nranks if isinstance(place, GroupPlace) else None,
-        image=image,
-        env=tuple((n, v.value) for n, v in env.items() if v.value is not None),
-        duration_seconds=execution_duration(spec),
-        deadline_seconds=active_deadline_seconds(spec),
+        image=fixed.image,
+        env=fixed.env,
+        duration_seconds=fixed.duration_seconds,
+        deadline_seconds=fixed.deadline_seconds,
         labels=_labels(run, test, where, attempt),
         test_spec=spec,
-        command=tuple(runner.command or ()) if runner else (),
-        args=tuple(runner.args or ()) if runner else (),
-        mounts=_mounts(spec),
-        resources=_resources(spec.resources),
-        privileges=_privileges(spec),
-        seat=_seat(where, set(env), overridden),
+        command=fixed.command,
+        args=fixed.args,
+        mounts=fixed.mounts,
+        resources=fixed.resources,
+        privileges=fixed.privileges,
+        seat=_seat(where, fixed.env_names, fixed.overridden),
     )
 
 

@@ -63,9 +63,9 @@ def emit_fold(
     spreads: dict[str, str],
 ) -> int:
     """Print the folded figures and the fold's own account; returns the worst position."""
-    keys: list[str] = []
+    keys: dict[str, None] = {}  # every device's keys, in first-print order
     for r in readings:
-        keys.extend(k for k in r.values if k not in keys)
+        keys.update(dict.fromkeys(r.values))
     for key in keys:
         present = [r.values[key] for r in readings if key in r.values]
         decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)

@@ -22,22 +22,29 @@ def rng_for(call: RunnerCall, salt: str = "") -> np.random.Generator:
 
 
 class Jitter:
-    """Relative and absolute jitter drawn from one generator, in call order."""
+    """Relative and absolute jitter drawn from one generator, in call order.
+
+    The generator's methods are bound once: a runner draws tens of numbers per call, and the
+    attribute look-ups were a tenth of the simulated runners' time at 4,096 nodes."""
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
+        self._normal = rng.standard_normal
+        self._random = rng.random
 
     def rel(self, value: float, sigma: float) -> float:
         """``value`` times (1 + N(0, sigma)), clipped at ±3σ so a figure never wanders off."""
-        z = min(3.0, max(-3.0, float(self.rng.standard_normal())))
+        z = min(3.0, max(-3.0, self._normal()))
         return value * (1.0 + sigma * z)
 
     def abs(self, value: float, sigma: float) -> float:
-        z = min(3.0, max(-3.0, float(self.rng.standard_normal())))
+        z = min(3.0, max(-3.0, self._normal()))
         return value + sigma * z
 
     def uniform(self, lo: float, hi: float) -> float:
-        return float(self.rng.uniform(lo, hi))
+        # Generator.uniform's own arithmetic (low + (high - low) * next double) on the same
+        # draw, without its argument broadcasting: the same number, three times faster.
+        return lo + (hi - lo) * self._random()
 
     def poisson(self, lam: float) -> int:
         return int(self.rng.poisson(max(lam, 0.0)))

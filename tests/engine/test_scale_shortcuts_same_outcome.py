@@ -1,0 +1,132 @@
+"""The shortcuts a fleet-sized run takes (issue 12) decide exactly what the long way does: the
+node-independent parts of an execution built once per test, the counters of a (kind, phase)
+decided once, the simulator's cheaper copy of an execution and its event order, and the
+runners' jitter drawn without the generator's argument handling."""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from glimmer.api.pinned import PlannedTest
+from glimmer.api.result import TestResult
+from glimmer.api.run import BurnInRun
+from glimmer.api.test import BurnInTestSpec
+from glimmer.backends.sim.backend import _changed, _Event
+from glimmer.contract.vocab import Phase
+from glimmer.engine.backend import ExecPhase, Execution
+from glimmer.engine.book import Index
+from glimmer.engine.cordon import _rfc3339
+from glimmer.engine.podspec import Fixed, FixedKey, Placement, build_execution
+from glimmer.plan.env import group_place, pair_place
+from glimmer.plan.images import ImageError
+from glimmer.sim.runners.noise import Jitter
+
+AT = datetime(2026, 10, 2, tzinfo=UTC)
+
+
+def _run() -> BurnInRun:
+    return BurnInRun.model_validate(
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInRun",
+            "metadata": {"name": "r", "namespace": "default", "uid": "u-1"},
+            "spec": {"profileRef": "p", "target": {"nodeNames": ["a", "b"]}},
+        }
+    )
+
+
+def _test(kind: str = "gpu-burn", **spec: object) -> PlannedTest:
+    return PlannedTest(
+        name="t",
+        required=True,
+        spec=BurnInTestSpec.model_validate({"kind": kind, "durationSeconds": 60, **spec}),
+    )
+
+
+PLACES = [
+    Placement("node-1", ("node-1",)),
+    Placement(
+        "node-1",
+        ("node-1", "node-2"),
+        "server",
+        pair_place("server", "node-2", "svc"),
+        "svc",
+    ),
+    Placement("node-2", ("node-1", "node-2"), "rank-1", group_place(1, 2, "node-1", "svc"), "svc"),
+]
+
+
+@pytest.mark.parametrize("where", PLACES, ids=["node", "pair", "group"])
+def test_an_execution_built_from_the_memo_is_the_one_built_afresh(where: Placement) -> None:
+    run, test = _run(), _test(runner={"env": [{"name": "EXTRA", "value": "1"}]})
+    memo: dict[FixedKey, Fixed] = {}
+    for attempt in (1, 2, 1):
+        for node in ("node-1", "node-7"):
+            here = dataclasses.replace(where, node=node)
+            kept = build_execution(run, test, 0, attempt, here, images=False, memo=memo)
+            assert kept == build_execution(run, test, 0, attempt, here, images=False)
+    assert len(memo) == 2  # one entry per attempt, whatever the node
+
+
+def test_an_image_that_does_not_resolve_is_refused_for_every_node_not_remembered() -> None:
+    run, test = _run(), _test(kind="no-such-kind")
+    memo: dict[FixedKey, Fixed] = {}
+    for node in ("node-1", "node-2"):
+        with pytest.raises(ImageError):
+            build_execution(run, test, 0, 1, Placement(node, (node,)), memo=memo)
+    assert memo == {}
+
+
+def test_the_counters_of_a_kind_and_phase_are_the_same_decided_once() -> None:
+    phases = [Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.SKIPPED, Phase.RUNNING]
+    results = [
+        TestResult(name=f"t{i}", kind=kind, phase=phase, nodes=[f"n{i}"])
+        for i, (kind, phase) in enumerate((k, p) for k in ("gpu-burn", "") for p in phases * 3)
+    ]
+    index = Index.build(results)
+    assert index.counts == [6, 6, 6, 6]
+    for result in results:
+        index.add(result, -1)
+    assert index.counts == [0, 0, 0, 0]
+    assert len(index.counted) == 10
+
+
+def test_the_simulators_copy_of_an_execution_is_what_dataclasses_replace_makes() -> None:
+    run, test = _run(), _test()
+    spec = build_execution(run, test, 0, 1, PLACES[0], images=False)
+    view = Execution(spec=spec, phase=ExecPhase.PENDING, created_at=AT)
+    changes = {"phase": ExecPhase.RUNNING, "started_at": AT, "ready": True}
+    copied = _changed(view, changes)
+    assert copied == dataclasses.replace(view, **changes)  # type: ignore[arg-type]
+    assert copied is not view and view.phase is ExecPhase.PENDING
+    # The copy relies on a plain dataclass: its fields are its __dict__.
+    assert not hasattr(Execution, "__slots__") and not hasattr(Execution, "__post_init__")
+
+
+def test_simulator_events_come_off_the_heap_by_time_then_by_push_order() -> None:
+    heap: list[_Event] = []
+    pushed = [(5.0, "finish"), (1.0, "start"), (5.0, "deadline"), (1.0, "ready")]
+    for seq, (at, kind) in enumerate(pushed):
+        heapq.heappush(heap, _Event(at, seq, kind, "uid", f"e{seq}"))
+    kinds = [heapq.heappop(heap).kind for _ in pushed]
+    assert kinds == ["start", "ready", "finish", "deadline"]
+
+
+def test_jitter_draws_the_numbers_the_generator_itself_draws() -> None:
+    words = np.array([1, 2, 3, 4], dtype=np.uint32)
+    ours, theirs = Jitter(np.random.default_rng(words)), np.random.default_rng(words)
+    for i in range(2000):
+        lo, hi = i * 0.37 - 100.0, i * 1.3 + 0.5
+        assert ours.uniform(lo, hi) == float(theirs.uniform(lo, hi))
+        z = min(3.0, max(-3.0, float(theirs.standard_normal())))
+        assert ours.rel(10.0, 0.01) == 10.0 * (1.0 + 0.01 * z)
+
+
+def test_the_heat_expiry_is_spelled_as_strftime_spells_it() -> None:
+    for at in (AT, datetime(999, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(2031, 12, 31, 23, 59, 59)):
+        assert _rfc3339(at) == at.strftime("%Y-%m-%dT%H:%M:%SZ")
