@@ -90,6 +90,7 @@ def test_a_log_fed_in_any_chunks_measures_what_the_whole_log_does(
     assert reader.figures() == whole.figures() == parse_training(text, PROFILE)
     assert reader.recent_steps == whole.recent_steps
     assert reader.pending_saves == whole.pending_saves
+    assert reader.progress() == whole.progress()
 
 
 @settings(max_examples=100, deadline=None)
@@ -132,3 +133,4 @@ def test_two_workers_fed_in_any_interleaved_chunks_merge_as_when_fed_whole(
     chunked.close()
     assert chunked.figures() == whole.figures()
     assert chunked.reader.recent_steps == whole.reader.recent_steps
+    assert chunked.reader.progress() == whole.reader.progress()

@@ -9,6 +9,7 @@ import pytest
 
 from glimmer.certify.measure.goodput import (
     EventPattern,
+    Progress,
     TrainingLogReader,
     TrainingProfile,
     goodput,
@@ -191,3 +192,27 @@ def test_a_line_without_a_kubelet_timestamp_times_nothing() -> None:
     g = parse_training("2026-03-14T10:00:00Z START\n[2026-03-14 10:00:03.5] step 1\n", timed)
     assert g is not None and g.training_time == 0.0  # the last *kubelet* line ends the run
     assert g.highest_step == 1
+
+
+def test_progress_reports_the_latest_step_checkpoint_start_and_line() -> None:
+    reader = TrainingLogReader(_profile(warmup_steps=1))
+    assert reader.progress() == Progress()
+    reader.feed(
+        _log(
+            (0, "START"),
+            (10, "step 1 took 9000"),  # warmup
+            (11, "step 2 took 1000"),
+            (12, "save 2 begins"),
+            (14, "save 2 done"),
+            (20, "START"),
+            (25, "step 2 took 3000"),  # warmup again after the start; the latest, not highest
+            (26, "NCCL INFO noise"),
+        )
+        + "\n"
+    )
+    t0 = reader.progress().application_start
+    assert t0 is not None
+    p = reader.progress()
+    assert (p.current_step, p.warmup_base_step, p.last_checkpoint_step) == (2, 2, 2)
+    assert (p.last_step_time, p.last_checkpoint_time, p.last_line_time) == (t0 + 5, t0 - 6, t0 + 6)
+    assert (p.warmup_time, p.non_warmup_time) == (12.0, 1.0)

@@ -27,6 +27,7 @@ from glimmer.certify.measure.goodput_profile import (
 )
 from glimmer.certify.measure.goodput_reader import (
     DEFAULT_MAX_STEPS,
+    Progress,
     Step,
     TrainingLogReader,
     parse_training,
@@ -46,6 +47,7 @@ __all__ = [
     "STEPS",
     "EventPattern",
     "Goodput",
+    "Progress",
     "Step",
     "TrainingLogReader",
     "TrainingProfile",

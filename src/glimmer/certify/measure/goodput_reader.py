@@ -73,6 +73,22 @@ class Step:
     warmup: bool
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where the training stands in its log, for the GoodputMeasurement status (§2.6) and the
+    Job's stall and restart rules: times in epoch seconds, None when not seen yet."""
+
+    current_step: int | None = None  # the latest step read (not the highest)
+    last_step_time: float | None = None
+    warmup_base_step: int | None = None  # the first step after the latest run boundary
+    last_checkpoint_step: int | None = None
+    last_checkpoint_time: float | None = None
+    application_start: float | None = None  # the latest attempt's start
+    last_line_time: float | None = None  # the latest kubelet timestamp (applicationStopTime)
+    warmup_time: float = 0.0  # Σ seconds of warmup steps
+    non_warmup_time: float = 0.0  # Σ seconds of the others
+
+
 @dataclass
 class _Attempt:
     start: float
@@ -121,7 +137,10 @@ class TrainingLogReader:
         self._highest: int | None = None
         self._times: list[float] = [0.0, 0.0]  # Σ non-warmup step seconds, count
         self._flops: list[float] = [0.0, 0.0]
-        self._recent: deque[Step] = deque(maxlen=max_steps)
+        self._recent: deque[Step] = deque(maxlen=max(1, max_steps))
+        self._warm_time = 0.0
+        self._checkpoint: tuple[int | None, float] | None = None
+        self._last_line: float | None = None
 
     @property
     def recent_steps(self) -> tuple[Step, ...]:
@@ -150,6 +169,7 @@ class TrainingLogReader:
         km = _KUBELET.match(raw)
         stamp = parse_time(km.group(1)) if km else None
         at = stamp.timestamp() if stamp else None
+        self._last_line = at if at is not None else self._last_line
         for segment in (raw[km.end() :] if km else raw).split("\r"):
             self.line(segment, at, events)
 
@@ -220,6 +240,7 @@ class TrainingLogReader:
         if t is None:
             return
         cur.last_checkpoint = t
+        self._checkpoint = (key, t)
         took = _number(hit, (SAVE_DURATION,))
         if took is not None:
             self._t_save += to_seconds(took[1], self._units("checkpointDone").get(SAVE_DURATION))
@@ -260,12 +281,29 @@ class TrainingLogReader:
             cur.first_step = t
         cur.stepped = True
         self._highest = step if self._highest is None else max(self._highest, step)
-        if not warm:
+        if warm:
+            self._warm_time += seconds or 0.0
+        else:
             for sums, value in ((self._times, seconds), (self._flops, tflops)):
                 if value is not None:
                     sums[0] += value
                     sums[1] += 1
         self._recent.append(Step(step, t, seconds, tflops, warm))
+
+    def progress(self) -> Progress:
+        """The latest step, checkpoint, start and line read so far."""
+        last = self._recent[-1] if self._recent else None
+        return Progress(
+            current_step=last.step if last else None,
+            last_step_time=last.at if last else None,
+            warmup_base_step=self._base,
+            last_checkpoint_step=self._checkpoint[0] if self._checkpoint else None,
+            last_checkpoint_time=self._checkpoint[1] if self._checkpoint else None,
+            application_start=self._attempts[-1].start if self._attempts else None,
+            last_line_time=self._last_line,
+            warmup_time=self._warm_time,
+            non_warmup_time=self._times[0],
+        )
 
     def figures(self) -> Goodput | None:
         """The figures of the lines read so far; None while no training step was seen."""
