@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
-from functools import lru_cache
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _FRACTION = re.compile(r"[.,](0+|9+)")
@@ -55,9 +54,9 @@ _TOKENS = (
 _OPTIONAL_FRACTION = r"(?:[.,](?P<fraction>\d+))?"
 
 
-@lru_cache(maxsize=64)
 def layout_regex(layout: str) -> re.Pattern[str]:
-    """The regex a Go layout reads times with (whole text, named parts)."""
+    """The regex a Go layout reads times with (whole text, named parts); compile it once per
+    profile and pass it to :func:`go_time` (no cache here: the core keeps no module state)."""
     out, i, has_fraction = [], 0, bool(_FRACTION.search(layout))
     while i < len(layout):
         if m := _FRACTION.match(layout, i):
@@ -88,9 +87,11 @@ def _zone(text: str | None) -> timezone:
     return timezone(-offset if text[0] == "-" else offset)
 
 
-def go_time(text: str, layout: str) -> datetime | None:
-    """``text`` read by the Go ``layout``; None when it does not fit."""
-    m = layout_regex(layout).fullmatch(text.strip())
+def go_time(text: str, layout: str | re.Pattern[str]) -> datetime | None:
+    """``text`` read by the Go ``layout`` (or its :func:`layout_regex`); None when it does not
+    fit."""
+    rx = layout_regex(layout) if isinstance(layout, str) else layout
+    m = rx.fullmatch(text.strip())
     if m is None:
         return None
     g = m.groupdict()

@@ -75,9 +75,11 @@ class TrainingProfile:
     log_interval: int = 1
     layout: str = ""
 
-    def time(self, text: str) -> datetime | None:
-        """A captured ``timestamp``: by the layout, else read as an ISO-like time."""
-        return (go_time(text, self.layout) if self.layout else None) or parse_time(text)
+    def time(self, text: str, layout: re.Pattern[str] | None = None) -> datetime | None:
+        """A captured ``timestamp``: by the layout (``layout``: its regex, compiled once by the
+        caller), else read as an ISO-like time."""
+        by_layout = go_time(text, layout or self.layout) if self.layout else None
+        return by_layout or parse_time(text)
 
     def compiled(self) -> dict[str, tuple[re.Pattern[str], Mapping[str, str]]]:
         """Each pattern compiled; a bad regex or an example it does not match is an error, and

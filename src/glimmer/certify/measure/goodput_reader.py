@@ -29,6 +29,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from glimmer.certify.measure.goodput_formula import Goodput, goodput
+from glimmer.certify.measure.goodput_layout import layout_regex
 from glimmer.certify.measure.goodput_profile import (
     CHECKPOINT_STEP_CAPTURES,
     DURATION_CAPTURES,
@@ -128,6 +129,7 @@ class TrainingLogReader:
     ) -> None:
         self.profile = profile
         self._pats = profile.compiled()
+        self._layout = layout_regex(profile.layout) if profile.layout else None
         self._partial = ""
         self._attempts: list[_Attempt] = []
         self._pending: dict[int | None, float] = dict(pending_saves or {})
@@ -182,7 +184,7 @@ class TrainingLogReader:
 
         def when(m: re.Match[str]) -> float | None:
             if "timestamp" in m.groupdict() and m.group("timestamp"):
-                t = self.profile.time(m.group("timestamp"))
+                t = self.profile.time(m.group("timestamp"), self._layout)
                 return t.timestamp() if t else at
             return at
 
