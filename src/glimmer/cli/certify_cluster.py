@@ -73,8 +73,6 @@ NamespaceOpt = Annotated[
         "--namespace", "-n", metavar="NS", help="The Certification's namespace (default)."
     ),
 ]
-
-
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="table (default) or json.")]
 
 
@@ -226,7 +224,7 @@ def summary_lines(obj: Mapping[str, Any]) -> list[str]:
     cats = categories_of(obj)
     width = max((len(category_ref(c)) for c in cats), default=0)
     for c in cats:
-        flow = (c.get("workflowRef") or {}).get("name") if c.get("workflowRef") else None
+        flow = (c.get("workflowRef") or {}).get("name")
         tail = f"  workflow {flow}" if flow else ""
         lines.append(f"  {category_ref(c):<{width}}  {c.get('status', 'Pending'):<10}{tail}")
     return lines
@@ -277,8 +275,7 @@ def get_certification(session: Session, namespace: str, name: str) -> Obj:
     found = get_certification_or_none(session, namespace, name)
     if found is None:
         raise InputError(f"no Certification {name} in namespace {namespace}")
-    got: Obj = found
-    return got
+    return found
 
 
 def status(
@@ -337,6 +334,7 @@ def cancel(
 
 def register(certify_app: typer.Typer) -> None:
     """Add ``cluster-info``, ``status`` and ``cancel`` to the ``certify`` sub-app."""
+    # Imported here: that module builds on this one.
     from glimmer.cli.certify_cluster_info import cluster_info
 
     certify_app.command("cluster-info")(cluster_info)
