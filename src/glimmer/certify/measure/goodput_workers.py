@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Literal, TypeVar
 
 from glimmer.api.certify.logprofile import WorkerStrategy
@@ -35,10 +36,12 @@ Role = Literal["lifecycle", "steps"]
 LIFECYCLE: Role = "lifecycle"
 STEPS: Role = "steps"
 # Which events each worker's lines are read for.
-ROLE_EVENTS: Mapping[Role, frozenset[str]] = {
-    LIFECYCLE: EVERY_EVENT - {"trainingStep", "warmupStep"},
-    STEPS: frozenset(("trainingStep", "warmupStep")),
-}
+ROLE_EVENTS: Mapping[Role, frozenset[str]] = MappingProxyType(
+    {
+        LIFECYCLE: EVERY_EVENT - {"trainingStep", "warmupStep"},
+        STEPS: frozenset(("trainingStep", "warmupStep")),
+    }
+)
 
 Pod = TypeVar("Pod")
 
