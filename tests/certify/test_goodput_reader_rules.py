@@ -6,6 +6,8 @@ number, warmup by step number, and kubelet timestamps of every precision."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from glimmer.certify.measure.goodput import (
     EventPattern,
@@ -216,3 +218,36 @@ def test_progress_reports_the_latest_step_checkpoint_start_and_line() -> None:
     assert (p.current_step, p.warmup_base_step, p.last_checkpoint_step) == (2, 2, 2)
     assert (p.last_step_time, p.last_checkpoint_time, p.last_line_time) == (t0 + 5, t0 - 6, t0 + 6)
     assert (p.warmup_time, p.non_warmup_time) == (12.0, 1.0)
+
+
+_LOOSE = TrainingProfile(
+    {
+        "trainingStep": EventPattern(
+            r"s=(?P<globalStep>\S+) t=(?P<stepTiming>\S+) f=(?P<tflops>\S*)"
+        ),
+        "checkpointSave": EventPattern(r"save=(?P<step>\S+) (?P<saveDuration>\S+)"),
+        "checkpointDone": EventPattern(r"done=(?P<iteration>\S+) at (?P<timestamp>.+)$"),
+        "checkpointRestore": EventPattern(r"restore (?P<timestamp>.*)"),
+    },
+    warmup_steps=1,
+    log_interval=3,
+    layout="Jan _2 15:04:05.000 -0700",
+)
+_WORDS = st.sampled_from(["inf", "nan", "-1", "1e999", "3", "1.5", "", "x", "9" * 30])
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["s=", "save=", "done=", "restore "]), _WORDS, _WORDS, st.text()),
+        max_size=20,
+    )
+)
+def test_loose_captures_of_anything_never_raise(lines: list[tuple[str, str, str, str]]) -> None:
+    text = "\n".join(
+        f"2026-03-14T10:00:00Z {kind}{a} t={b} f={a} at {tail}" for kind, a, b, tail in lines
+    )
+    reader = TrainingLogReader(_LOOSE)
+    reader.feed(text)
+    reader.close()
+    reader.figures()
+    assert reader.progress().last_line_time is not None or not lines

@@ -23,6 +23,7 @@ one (a progress bar redrawn in place) separates segments that share the line's t
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import deque
 from collections.abc import Collection, Mapping
@@ -106,9 +107,10 @@ def _number(m: re.Match[str], names: tuple[str, ...]) -> tuple[str, float] | Non
         text = groups.get(name)
         if text:
             try:
-                return name, float(text)
+                value = float(text)
             except ValueError:
                 return None
+            return (name, value) if math.isfinite(value) else None  # "inf" is no step number
     return None
 
 
