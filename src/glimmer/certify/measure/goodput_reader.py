@@ -2,8 +2,12 @@
 
 A controller reads a pod's log in chunks (``sinceTime`` reads, §6); :class:`TrainingLogReader`
 takes them as they come — a chunk may end mid-line, the rest of the line comes with the next —
-and keeps running sums, not every step, so a run of a million steps costs what its last
-``max_steps`` do. Feeding a log whole or in any chunks gives the same figures.
+and keeps running sums, not every step, so a run of a million steps holds only its last
+``max_steps`` in memory. Feeding a log whole or in any chunks gives the same figures.
+
+Warmup (§6.2): a step within ``warmupSteps`` of the first step after the latest run boundary
+(application start or restore; that first step is ``warmupBaseStep``), counted in step numbers,
+or a line the ``warmupStep`` pattern matches; warmup is left out of the averages.
 
 Attempts are told apart by ``applicationStart``: each one after the first is an interruption.
 A ``checkpointRestore`` (or ``checkpointLoaded``) after a step of the current attempt, with no
