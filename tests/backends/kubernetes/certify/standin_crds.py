@@ -5,6 +5,7 @@ spec, any status, a status subresource — written into the test's folder."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import yaml
 
 from tools.k8s_standin.api import GLIMMER_CRDS
 
+Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REPO = Path(__file__).resolve().parents[4]
 CERTIFY_CRDS = REPO / "deploy" / "crds-certify"
 
@@ -57,14 +59,22 @@ def permissive_crd(group: str, kind: str, plural: str, scope: str) -> dict[str, 
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _defined_in(path: Path, mtime: float) -> frozenset[str]:
+    # Parsed once per file version: the Trainer CRDs are large, and every test's fixture asks.
+    return frozenset(
+        str(doc["metadata"]["name"])
+        for doc in yaml.load_all(path.read_text(), Loader=Loader)
+        if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+    )
+
+
 def defined(folders: Iterable[Path]) -> set[str]:
     """The CRD names the YAML files of ``folders`` define."""
-    names = set()
+    names: set[str] = set()
     for folder in folders:
         for path in sorted(folder.glob("*.yaml")):
-            for doc in yaml.safe_load_all(path.read_text()):
-                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                    names.add(str(doc["metadata"]["name"]))
+            names |= _defined_in(path, path.stat().st_mtime)
     return names
 
 
