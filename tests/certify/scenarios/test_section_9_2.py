@@ -70,9 +70,9 @@ Tests named ``test_sNN_…`` live in this module; the others are ``file::test`` 
      rescheduling, zero training time, negative numerator)
  28  measure/test_goodput (application start, save-and-done, NCCL noise, warmup steps and after
      restore, example mismatch, invalid regex, timestamp precision); test_s28_* (log interval
-     10, warmup marker, unit normalisation). Not ported: the N4/N5/N6 step formats, "only first
-     restore", the in-memory step cap and multi-worker pending saves, which belong to the
-     controller's incremental reads — our parser folds one finished log at once.
+     10, warmup marker, unit normalisation); the N4/N5/N6 step formats, "only first restore",
+     the in-memory step cap and multi-worker pending saves are test_goodput_log_formats,
+     test_goodput_reader_rules, test_goodput_multi_worker and test_goodput_chunked_feed
  29  measure/test_thresholds (boundaries, range, ratio, syntax error, non-bool, unknown name,
      unknown keys sorted, violations sorted, missing skipped); test_s29_* (the §7.5 verdict of
      threshold_verdict: UnknownThresholdKey, MeasurementTimeout, ThresholdViolated,
@@ -82,19 +82,17 @@ Tests named ``test_sNN_…`` live in this module; the others are ``file::test`` 
  31  catalog/test_catalog_build::test_gpu_product_parsing; isolate/test_sim_certify::test_
      majority_architecture_tie_keeps_the_earliest_node; test_s31_majority_vote_*
      ("" is our spelling of unknown; a render writes it as "unknown")
- 32  controller/e2e: out of scope — sequential Workflow creation is the Certification controller
- 33  controller/e2e: out of scope — events, deletion and immutability need an API server
- 34  controller/e2e: out of scope as envtest cases; the renders themselves are
-     catalog/test_catalog_renders_valid and catalog/golden
- 35  controller/e2e: out of scope as envtest cases; the overrides are
-     catalog/test_catalog_certification
- 36  controller/e2e: out of scope — BandwidthMeasurement reconciles need a controller
- 37  controller/e2e: out of scope — GoodputMeasurement reconciles and freezing need a controller
- 38  controller/e2e: out of scope — Job restarts, stalls and thresholds over a live Job
- 39  controller/e2e: out of scope — Workflow reconciles with dependencies and topology. The
-     pure §7.2 rules beneath 38–39 (who a failed group blames, the failed/succeeded-nodes
-     ConfigMaps) are test_7_2_* here
- 40  controller/e2e: out of scope — controller unit tests over reconciler internals
+ 32  operator/certify/test_certification_sequence (on the API stand-in, through the controllers)
+ 33  operator/certify/test_certification_events
+ 34  catalog/test_catalog_renders_valid and catalog/golden (the renders themselves)
+ 35  operator/certify/test_certification_overrides
+ 36  operator/certify/test_measurement_bandwidth
+ 37  operator/certify/test_measurement_goodput
+ 38  operator/certify/test_measurement_goodput, test_job_controller_lifecycle
+ 39  operator/certify/test_workflow_replay, test_workflow_dependencies; the pure §7.2 rules
+     beneath 38–39 (who a failed group blames, the node-result ConfigMaps) are test_7_2_* here
+ 40  operator/certify/test_job_pure_rules, test_job_on_trainer; certify/test_job_rules_*,
+     test_discovery_rules, test_detect_platform
 ==== =========================================================================================
 """
 
