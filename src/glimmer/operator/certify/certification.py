@@ -328,7 +328,7 @@ class CertificationController:
         doc = to_doc(
             cert_result(
                 spec,
-                f"{namespace}",
+                f"kubernetes/{namespace}",  # the report card: "fleet kubernetes/<ns>"
                 target or Targeted("unknown", ()),
                 categories,
                 seed=0,
