@@ -36,7 +36,9 @@ from glimmer.operator.wakes import Key, Wakes
 log = logging.getLogger("glimmer.operator.certify")
 
 SAFETY_NET = 15.0  # §1: the safety-net requeue
-DELETION_TRIES = 120  # reconciles of a deleting object before waiting for its next event
+# Reconciles of a deleting object before waiting for its next event: a Workflow waits for its
+# Jobs (their pods drain first) at one reconcile a second, so this bounds an hour of waiting.
+DELETION_TRIES = 3600
 PASS_GRACE = 25.0  # as runs.PASS_GRACE: a reconcile in flight is never cancelled mid-way
 
 Reconcile = Callable[[str, str], float | None]
