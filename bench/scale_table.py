@@ -88,7 +88,9 @@ def child_acceptance(nodes: int, cap: int) -> str:
     result = drive(backend, Engine(backend), "default", name)
     status = result.run.status
     phase = status.phase.value if status else "?"
-    return f"{phase}, {result.passes:,} passes"
+    units = len(status.results or ()) if status else 0
+    per_unit = f" ({result.passes / units:.2f} a unit)" if units else ""
+    return f"{phase}, {result.passes:,} passes{per_unit}"
 
 
 def child_pairs(pairs: int) -> str:

@@ -6,6 +6,7 @@ runners' jitter drawn without the generator's argument handling."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import heapq
 from datetime import UTC, datetime
 
@@ -16,15 +17,17 @@ from glimmer.api.pinned import PlannedTest
 from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
-from glimmer.backends.sim.backend import _changed, _Event
+from glimmer.backends.base import updated_node
+from glimmer.backends.sim.backend import SimBackend, _changed, _Event
 from glimmer.contract.vocab import Phase
-from glimmer.engine.backend import ExecPhase, Execution
+from glimmer.engine.backend import ExecPhase, Execution, NodeView
 from glimmer.engine.book import Index
 from glimmer.engine.cordon import _rfc3339
 from glimmer.engine.podspec import Fixed, FixedKey, Placement, build_execution
 from glimmer.plan.env import group_place, pair_place
 from glimmer.plan.images import ImageError
-from glimmer.sim.runners.noise import Jitter
+from glimmer.sim.runners.call import RunnerCall
+from glimmer.sim.runners.noise import Jitter, rng_for
 
 AT = datetime(2026, 10, 2, tzinfo=UTC)
 
@@ -105,7 +108,18 @@ def test_the_simulators_copy_of_an_execution_is_what_dataclasses_replace_makes()
     assert copied == dataclasses.replace(view, **changes)  # type: ignore[arg-type]
     assert copied is not view and view.phase is ExecPhase.PENDING
     # The copy relies on a plain dataclass: its fields are its __dict__.
-    assert not hasattr(Execution, "__slots__") and not hasattr(Execution, "__post_init__")
+    for plain in (Execution, NodeView):
+        assert not hasattr(plain, "__slots__") and not hasattr(plain, "__post_init__")
+
+
+def test_a_simulated_node_update_is_what_updated_node_makes() -> None:
+    node = NodeView("n1", labels={"a": "b"}, annotations={"keep": "1", "drop": "2"})
+    backend = SimBackend([node])
+    changes: dict[str, str | None] = {"drop": None, "new": "3"}
+    got = backend.update_node("n1", unschedulable=True, annotations=changes)
+    assert got == updated_node(node, True, changes) and backend.get_node("n1") is got
+    assert backend.update_node("n1") == updated_node(got)
+    assert node.annotations == {"keep": "1", "drop": "2"}  # the old view is left as it was
 
 
 def test_simulator_events_come_off_the_heap_by_time_then_by_push_order() -> None:
@@ -130,3 +144,26 @@ def test_jitter_draws_the_numbers_the_generator_itself_draws() -> None:
 def test_the_heat_expiry_is_spelled_as_strftime_spells_it() -> None:
     for at in (AT, datetime(999, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(2031, 12, 31, 23, 59, 59)):
         assert _rfc3339(at) == at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_a_runner_calls_generator_is_the_one_default_rng_makes_of_its_seed() -> None:
+    call = RunnerCall(
+        kind="gpu-burn",
+        scope="Node",
+        nodes=("node-1",),
+        node="node-1",
+        role="",
+        rank=None,
+        nranks=None,
+        env={},
+        duration_seconds=60,
+        attempt=2,
+        spec=BurnInTestSpec.model_validate({"kind": "gpu-burn"}),
+        started_at=12.5,
+        seed=7,
+    )
+    text = "7|node-1|2|gpu-burn|12|"
+    words = np.frombuffer(hashlib.sha256(text.encode()).digest()[:16], dtype=np.uint32)
+    ours, theirs = rng_for(call), np.random.default_rng(words)
+    assert list(ours.random(64)) == list(theirs.random(64))
+    assert list(ours.standard_normal(64)) == list(theirs.standard_normal(64))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from glimmer.contract.device_fold import fold_devices
 from glimmer.contract.names import canonical_name
@@ -30,8 +31,14 @@ class Reading:
     decimals: dict[str, int]
 
 
+@lru_cache(maxsize=4096)
+def _canonical(kind: str, key: str) -> str:
+    # A runner prints the same few dozen keys on every call: each named once, not per call.
+    return canonical_name(kind, key)
+
+
 def _fold(kind: str, key: str, values: list[Value]) -> Value:
-    return fold_devices(canonical_name(kind, key), values)
+    return fold_devices(_canonical(kind, key), values)
 
 
 def worst_index(kind: str, readings: Sequence[Reading], primary: str) -> int:

@@ -18,7 +18,8 @@ def rng_for(call: RunnerCall, salt: str = "") -> np.random.Generator:
     words = np.frombuffer(hashlib.sha256(text.encode()).digest()[:16], dtype=np.uint32)
     # The uint32 words themselves seed the same stream as a list of their ints, in half the
     # time (no conversion of a Python list): one generator per runner call of every run.
-    return np.random.default_rng(words)
+    # default_rng(words) is this very generator, made after asking what ``words`` is.
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
 
 
 class Jitter:
