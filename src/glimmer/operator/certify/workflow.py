@@ -55,7 +55,13 @@ from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY, WO
 from glimmer.certify.platform.walk import get_path
 from glimmer.certify.platform.when import MatchContext
 from glimmer.certify.replay import JobsPending, ReplaySubstrate
-from glimmer.certify.result import HARDWARE, CategoryResult, FailedNode, category_to_doc
+from glimmer.certify.result import (
+    HARDWARE,
+    WORKLOAD,
+    CategoryResult,
+    FailedNode,
+    category_to_doc,
+)
 from glimmer.certify.run import Targeted, run_category
 from glimmer.engine.backend import Conflict
 from glimmer.operator.certify.certification_build import controlled_by, controller_ref
@@ -314,7 +320,12 @@ class WorkflowController:
             for f in (j.get("status") or {}).get("failedNodes") or ()
             if f.get("reason") == HARDWARE
         ]
-        failed = union_failed_nodes(result.failed_nodes, hardware)
+        # §7.2: WorkloadFailed names a Job's nodes only when the Job named none itself; a Job
+        # the health check failed ends with its workload deleted, which the core reads as a
+        # failed run of those very nodes.
+        named = {f.name for f in hardware}
+        core = [f for f in result.failed_nodes if f.reason != WORKLOAD or f.name not in named]
+        failed = union_failed_nodes(core, hardware)
         if hardware:
             result = dataclasses.replace(result, status=FAILED, failed_nodes=tuple(failed))
         bad = {f.name for f in failed}

@@ -1,11 +1,13 @@
 """The simulated fleet's nodes as a cluster would list them to a certification: the labels GPU
 feature discovery and the platform write (product, rack, NVLink clique, leaf) from the
-topology, and the cordon of a drained node."""
+topology, the backend fabric an inventory declares (certify/fabric.py), and the cordon of a
+drained node."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from glimmer.certify.fabric import fabric_labels
 from glimmer.certify.grouping import (
     CLIQUE_LABEL,
     LEAF_LABEL,
@@ -15,6 +17,7 @@ from glimmer.certify.grouping import (
     NodeInfo,
     Taint,
 )
+from glimmer.fleet.records import NicRecord
 from glimmer.fleet.topology import Topology
 from glimmer.sim.device_facts import facts
 from glimmer.sim.twin import FleetSim
@@ -25,7 +28,8 @@ DRAIN_MODE = "gpu_node_drain"
 
 def fleet_nodes(topo: Topology) -> list[NodeInfo]:
     """Every node of the fleet with the labels a cluster would show: product, rack, the
-    NVLink clique (NVL72 racks only, as GPU feature discovery labels them) and the leaf."""
+    NVLink clique (NVL72 racks only, as GPU feature discovery labels them), the leaf and the
+    declared backend fabric."""
     out: list[NodeInfo] = []
     for node in topo.nodes:
         rack = topo.racks[node.rack]
@@ -42,8 +46,20 @@ def fleet_nodes(topo: Topology) -> list[NodeInfo]:
         backend = sorted((n for n in node.nics if n.role == "backend"), key=lambda n: n.rail)
         if backend:
             labels[LEAF_LABEL] = backend[0].switch_key.removeprefix("switch:")
+        labels.update(_declared_fabric(backend))
         out.append(NodeInfo(node.hostname, labels))
     return out
+
+
+def _declared_fabric(backend: list[NicRecord]) -> dict[str, str]:
+    """The fabric labels of a node's backend ports: its rails when they are 0..n-1 (what one
+    count can declare; a node whose rails have gaps declares nothing rather than a wrong count)
+    and its slowest port on them."""
+    on_rails = [n for n in backend if n.rail >= 0]
+    rails = sorted({n.rail for n in on_rails})
+    if not rails or rails != list(range(len(rails))):
+        return {}
+    return fabric_labels(len(rails), min(n.speed_gbps for n in on_rails))
 
 
 def sim_nodes(twin: FleetSim, t: float = 0.0) -> list[NodeInfo]:
