@@ -241,3 +241,19 @@ def test_a_stalled_workload_with_a_checkpoint_is_restarted_not_failed(job_api: J
         "Restarting workload from checkpoint (restart 1/2)",
     )
     assert job_api.read(job_api.trainer("trainjobs", WORKLOAD)) is None
+
+
+def test_goodput_completed_after_the_pods_are_gone_counts_no_interruption(
+    job_api: JobAPI,
+) -> None:
+    clock = JobClock()
+    jobs, gms = started(job_api, clock, training_log(0, range(1, 6)))
+    gms.reconcile(NS, GM)
+    set_pod(job_api, "w-0", phase="Failed", exit_code=1)
+    set_train_job(job_api, WORKLOAD, "Failed", "rank 0 died")
+    jobs.reconcile(NS, JOB)
+    job_api.http.delete(f"/api/v1/namespaces/{NS}/pods/w-0")  # collected with its TrainJob
+    gms.reconcile(NS, GM)
+    status = gm(job_api)["status"]
+    assert conditions_of({"status": status})["Complete"] == ("True", "JobFailed")
+    assert (status["interruptionCount"], status["highestStep"]) == (0, 5)

@@ -222,11 +222,13 @@ class MeasurementReconciler:
                     self.client, namespace, str(pod["metadata"]["name"]), container
                 )
                 uid = str(pod["metadata"].get("uid") or "")
-        if current is None and ended:
-            current = get(job, "status", "outcome", "text")
-            uid = uid or "outcome"
+        outcome = get(job, "status", "outcome", "text") if ended else None
         if not self.goodput:
-            return current
+            return current if current is not None else outcome
+        if current is None and outcome is not None:
+            # The pods are gone: the archive holds every attempt it saw, and the outcome (the
+            # last attempt's launcher log) stands in only when it saw none.
+            return self.attempts(m, "", None) or self.attempts(m, "outcome", outcome)
         return self.attempts(m, uid, current)
 
     def attempts(self, m: Obj, uid: str, current: str | None) -> str | None:
