@@ -8,6 +8,8 @@ The same shape as the BurnInRun handlers (:mod:`glimmer.operator.runs`):
   synchronous API calls and run on a small thread pool of their own, never on kopf's loop; one
   object's reconciles never overlap (its daemon awaits each). A failed reconcile is logged and
   retried with the operator's doubling backoff: the status is the only checkpoint.
+* **Sleep**: as long as the reconcile asked, at most :data:`SAFETY_NET`; a reconcile that
+  answers None (the object finished) sleeps until an event.
 * **Events only wake**: a Job's own event, its TrainJob's (label ``certify.glimmer.ai/job``),
   a measurement's, and Node events that change what a health expression sees
   (:mod:`.health_watch`), mapped to the Jobs whose pods run on the node. Pods are not watched:
@@ -94,7 +96,9 @@ class Followers:
             while not stopped:
                 self.wakes.of(key).clear()
                 after, failures = await self.attempt(namespace, name, failures)
-                wait = SAFETY_NET if after is None else min(SAFETY_NET, self.host(after))
+                # None: only an event can change anything (a finished Job, a Complete
+                # measurement) — a thousand finished DCGM Jobs poll nothing.
+                wait = None if after is None else min(SAFETY_NET, self.host(after))
                 if not await self.wakes.sleep(key, wait, stop):
                     break
         finally:
