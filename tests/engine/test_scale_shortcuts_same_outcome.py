@@ -19,6 +19,7 @@ from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import updated_node
 from glimmer.backends.sim.backend import SimBackend, _changed, _Event
+from glimmer.contract.gpu_class import AXIS_ENV, CLASSES_ENV, choose
 from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import ExecPhase, Execution, NodeView
 from glimmer.engine.book import Index
@@ -27,6 +28,7 @@ from glimmer.engine.podspec import Fixed, FixedKey, Placement, build_execution
 from glimmer.plan.env import group_place, pair_place
 from glimmer.plan.images import ImageError
 from glimmer.sim.runners.call import RunnerCall
+from glimmer.sim.runners.memory import _cell
 from glimmer.sim.runners.noise import Jitter, rng_for
 
 AT = datetime(2026, 10, 2, tzinfo=UTC)
@@ -167,3 +169,19 @@ def test_a_runner_calls_generator_is_the_one_default_rng_makes_of_its_seed() -> 
     ours, theirs = rng_for(call), np.random.default_rng(words)
     assert list(ours.random(64)) == list(theirs.random(64))
     assert list(ours.standard_normal(64)) == list(theirs.standard_normal(64))
+
+
+def test_a_memory_bw_cell_is_chosen_as_choose_chooses_it() -> None:
+    classes = "pcie-gen5=NVIDIA H100 80GB HBM3,NVIDIA B200;gb10-c2c=NVIDIA GB10"
+    cases = [
+        (None, None, ("NVIDIA H100 80GB HBM3",)),
+        ("pcie-gen5", classes, ("NVIDIA H100 80GB HBM3",) * 8),
+        ("gb10-c2c", classes, ("NVIDIA H100 80GB HBM3",)),
+        ("pcie-gen5", None, ("NVIDIA B200",)),
+        ("pcie-gen5", "", ("NVIDIA B200",)),
+        ("nowhere", classes, ()),
+        ("pcie-gen5", classes, ("NVIDIA A100",)),
+    ]
+    for axis, table, names in cases:
+        env = {k: v for k, v in ((AXIS_ENV, axis), (CLASSES_ENV, table)) if v is not None}
+        assert _cell(axis, table, names) == choose(env, list(names))

@@ -3,7 +3,9 @@ stressapptest, §9.7)."""
 
 from __future__ import annotations
 
-from glimmer.contract.gpu_class import AXIS, Choice, choose
+from functools import lru_cache
+
+from glimmer.contract.gpu_class import AXIS, AXIS_ENV, CLASSES_ENV, Choice, ClassChoice, choose
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
 from glimmer.sim.runners.common import duration
 from glimmer.sim.runners.emit import Stdout
@@ -18,6 +20,14 @@ SAMPLES = 3
 # Host DRAM throughput under stressapptest's copy threads, MB/s per vCPU (a synthetic figure:
 # ~60 GB/s on a 128-vCPU host, the order of one DDR5 socket's achievable copy rate).
 HOST_COPY_MBS_PER_CPU = 470.0
+
+
+@lru_cache(maxsize=1024)
+def _cell(axis: str | None, classes: str | None, gpu_names: tuple[str, ...]) -> ClassChoice:
+    """:func:`choose` over the only two variables it reads: a node's every memory-bw cell asks
+    again with the same class table (a parse of it per call was a per cent of a fleet's run)."""
+    env = {name: value for name, value in ((AXIS_ENV, axis), (CLASSES_ENV, classes)) if value}
+    return choose(env, gpu_names)
 
 
 def pcie_factor(dev: Device) -> float:
@@ -42,7 +52,7 @@ def memory_bw(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     devices = [d for d in nv.visible if d.part is not None]
     # Which cell of a per-product matrix judges these GPUs is settled before anything is
     # measured, so a GPU missing from the bus fails only the cell that judges the node.
-    cell = choose(call.env, [d.name for d in devices])
+    cell = _cell(call.env.get(AXIS_ENV), call.env.get(CLASSES_ENV), tuple(d.name for d in devices))
     if cell.home:
         out.kv(AXIS, cell.home)
     if cell.choice is Choice.SKIP:
