@@ -17,6 +17,9 @@ import base64
 import contextlib
 import copy
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -36,6 +39,8 @@ from glimmer.fleet.load import load_topology
 from glimmer.operator.context import OperatorContext
 from glimmer.operator.registry import build_registry
 from glimmer.operator.settings import operator_settings
+from tests.operator.operator_zygote import Zygote
+from tests.operator.test_operator_kill import ForkedOperator
 from tools.k8s_standin.cluster import StandInCluster, standin_cluster
 from tools.k8s_standin.trainer_fleet import TrainerFleet
 
@@ -216,3 +221,44 @@ def failed_of(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         for c in doc["categories"]
         for f in c.get("failedNodeReasons") or ()
     ]
+
+
+# ---- the operator as a process, started as forks of a zygote (the SIGKILL test) -------------
+
+ZYGOTE_CODE = (
+    "from tests.operator.certify.cluster_harness import watch_gpu_condition; "
+    "watch_gpu_condition(); "
+    "from tests.operator.operator_zygote import zygote_main; zygote_main()"
+)
+
+
+class CatalogZygote(Zygote):
+    """:class:`~tests.operator.operator_zygote.Zygote` whose operator imports see this test's
+    catalog (:func:`watch_gpu_condition` before the preload): every fork inherits it."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.env, self.cwd = env, cwd
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", "-c", ZYGOTE_CODE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd, text=True,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def forked_operator(cluster: StandInCluster) -> Iterator[ForkedOperator]:
+    """The operator as ``python -m glimmer.operator run`` forks (stopped when done)."""
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(cluster.kubeconfig),
+        "PYTHONUNBUFFERED": "1",
+        "POD_NAMESPACE": NS,
+    }
+    zygote = CatalogZygote(env, REPO)
+    op = ForkedOperator(cluster, zygote)
+    try:
+        yield op
+    finally:
+        try:
+            op.stop()
+        finally:
+            zygote.close()

@@ -1,0 +1,200 @@
+"""SIGKILL the operator at 20 random points of the 16-node certification (cluster_harness: a
+degraded NIC, a Node turned GPUHealthy=False while the DCGM category runs) and start it again
+each time: the report is the one an unkilled run writes (timing fields aside), no TrainJob is
+created twice, and deleting the Certification deletes each Workflow's dependencies in the
+reverse of their creation order.
+
+Each start is a fork of a zygote that imported the operator once (tests/operator/
+operator_zygote.py, through the SIGKILL test's ForkedOperator). The kill points are seeded:
+``GLIMMER_KILL_SEED`` reproduces a failing run (the seed is printed and in every message)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.operator.certify.cluster_harness import (
+    CERTS,
+    NAME,
+    NS,
+    SICK_NODE,
+    certification_text,
+    eventually,
+    fleet,
+    fleet_cluster,
+    forked_operator,
+    get,
+    report,
+    terminal,
+    turn_unhealthy,
+)
+from tools.k8s_standin.cluster import StandInCluster
+from tools.k8s_standin.journal import read
+
+KILLS = 20
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+WORKFLOWS = f"/apis/certify.glimmer.ai/v1alpha1/namespaces/{NS}/workflows"
+TRAINJOBS = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{NS}/trainjobs"
+# What a run's timing changes and nothing else: wall-clock figures of the report.
+TIMING = frozenset({"runtime", "runtimeSeconds", "duration", "startTime", "completionTime"})
+
+
+def journal(cluster: StandInCluster) -> list[dict[str, Any]]:
+    assert cluster.journal is not None
+    return read(cluster.journal)
+
+
+def operator_writes(cluster: StandInCluster) -> int:
+    return sum(
+        1
+        for e in journal(cluster)
+        if e["method"] in WRITES and e.get("user_agent", "").startswith("glimmer-operator/")
+    )
+
+
+def untimed(doc: Any) -> Any:
+    """``doc`` without its timing fields, at any depth."""
+    if isinstance(doc, dict):
+        return {k: untimed(v) for k, v in doc.items() if k not in TIMING}
+    if isinstance(doc, list):
+        return [untimed(v) for v in doc]
+    return doc
+
+
+def sicken_during_diagnostics(http: httpx.Client) -> Callable[[], None]:
+    """A check that turns :data:`SICK_NODE` unhealthy once the communication category is
+    over (so the condition meets the node's DCGM job, never an NCCL one), once."""
+    done = [False]
+
+    def check() -> None:
+        if done[0]:
+            return
+        flows = http.get(WORKFLOWS).json()["items"]
+        nccl = [w for w in flows if "-communication-" in w["metadata"]["name"]]
+        over = nccl and any(
+            c["type"] in ("Succeeded", "Failed") and c["status"] == "True"
+            for c in (nccl[0].get("status") or {}).get("conditions") or ()
+        )
+        if over:
+            turn_unhealthy(http, SICK_NODE)
+            done[0] = True
+
+    return check
+
+
+def run_once(tmp: Path, seed: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The certification on a fresh cluster, the operator killed at ``KILLS`` seeded points
+    (None: never); its report, and what the journal and the deletion showed."""
+    rng = random.Random(seed)
+    with (
+        fleet_cluster(tmp, fleet()) as cluster,
+        forked_operator(cluster) as op,
+        httpx.Client(base_url=cluster.url, timeout=30) as http,
+    ):
+        made = http.post(CERTS, content=certification_text())
+        assert made.status_code == 201, made.text
+        sicken = sicken_during_diagnostics(http)
+        in_flight = 0
+        for kill in range(KILLS if seed is not None else 0):
+            start = operator_writes(cluster)
+            op.start()
+            wanted = rng.choice([0, 1, 2, 3, 5, 8])
+
+            def cut(start: int = start, wanted: int = wanted) -> bool:
+                sicken()
+                return operator_writes(cluster) >= start + wanted or terminal(http) is not None
+
+            if wanted:
+                eventually(cut, f"kill {kill + 1}: {wanted} writes (seed {seed})")
+            time.sleep(rng.uniform(0.0, 0.05 if wanted else 1.0))
+            op.kill()
+            sicken()
+            in_flight += terminal(http) is None
+        op.start()
+
+        def finished() -> dict[str, Any] | None:
+            sicken()
+            return terminal(http)
+
+        eventually(finished, f"the certification finished (seed {seed})")
+        doc = report(http)
+        jobs = http.get(f"/apis/certify.glimmer.ai/v1alpha1/namespaces/{NS}/jobs").json()
+        deps = {
+            w["metadata"]["name"]: [
+                (r["kind"], r["name"]) for r in (w.get("status") or {}).get("dependencyRefs") or ()
+            ]
+            for w in http.get(WORKFLOWS).json()["items"]
+        }
+        mark = len(journal(cluster))
+        assert http.delete(f"{CERTS}/{NAME}").status_code == 200
+        eventually(
+            lambda: (
+                get(http, f"{CERTS}/{NAME}") is None and not http.get(WORKFLOWS).json()["items"]
+            ),
+            f"the Certification and its Workflows deleted (seed {seed})",
+        )
+        entries = journal(cluster)
+        assert op.stop() == 0, op.output()[-3000:]
+    seen = {
+        "jobs": len(jobs["items"]),
+        "in_flight": in_flight,
+        "trainjob_posts": [e for e in entries if e["method"] == "POST" and e["path"] == TRAINJOBS],
+        "deps": deps,
+        "created": [e for e in entries[:mark] if e["method"] == "POST" and e["status"] == 201],
+        "deleted": [e for e in entries[mark:] if e["method"] == "DELETE"],
+    }
+    return doc, seen
+
+
+def _first_touch(entries: list[dict[str, Any]], names: set[str]) -> list[str]:
+    """The names among ``names`` in the order ``entries`` first name them."""
+    order: list[str] = []
+    for e in entries:
+        name = e.get("name") or ""
+        if name in names and name not in order:
+            order.append(name)
+    return order
+
+
+def _plural(kind: str) -> str:
+    return {"ConfigMap": "configmaps"}.get(kind, f"{kind.lower()}s")
+
+
+def test_sigkill_at_20_random_points_changes_no_report_creates_no_trainjob_twice(
+    tmp_path: Path,
+) -> None:
+    seed = int(os.environ.get("GLIMMER_KILL_SEED", time.time_ns() % 100_000))
+    started = time.monotonic()
+    reference, _ = run_once(tmp_path / "unkilled", None)
+    middle = time.monotonic()
+    killed, seen = run_once(tmp_path / "killed", seed)
+    print(
+        f"seed {seed}: {seen['in_flight']} of {KILLS} kills before the verdict; unkilled "
+        f"{middle - started:.1f} s, killed {time.monotonic() - middle:.1f} s"
+    )
+    assert seen["in_flight"] >= KILLS // 2, (seed, seen["in_flight"])
+    assert untimed(killed) == untimed(reference), seed
+    assert [f for f in killed["failedNodes"]] == sorted(reference["failedNodes"]), seed
+    # One TrainJob per Job, none created twice (a retried create after a kill is a 409).
+    posts = seen["trainjob_posts"]
+    assert sum(e["status"] == 201 for e in posts) == seen["jobs"] == 25, (seed, posts)
+    assert all(e["status"] in (201, 409) for e in posts), (seed, posts)
+    # Dependencies deleted in the reverse of their creation order, Workflow by Workflow: the
+    # Workflow records each as it creates it (the journal's creates name no object, but their
+    # kinds come in the recorded order), and the deletes name them the other way round.
+    flows = sorted(seen["deps"], key=lambda w: "-diagnostics-" in w)  # in the spec's order
+    plurals = {_plural(kind) for w in flows for kind, _ in seen["deps"][w]}
+    created = [e["resource"] for e in seen["created"] if e["resource"] in plurals]
+    recorded = [_plural(kind) for w in flows for kind, _ in seen["deps"][w]]
+    assert created == recorded, (seed, created, recorded)
+    for workflow in flows:
+        refs = seen["deps"][workflow]
+        assert refs, (seed, workflow)
+        deleted = _first_touch(seen["deleted"], {name for _, name in refs})
+        assert deleted == [name for _, name in reversed(refs)], (seed, workflow, refs, deleted)
