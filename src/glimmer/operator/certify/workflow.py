@@ -142,7 +142,7 @@ class WorkflowController:
             return 0.0  # discovery written; the next reconcile runs from the kept nodes
         spec = self._effective(wf, platform, target.gpu)
         try:
-            refs = ensure(self.cluster, self._workflow_scoped(wf, spec), wf)
+            refs = ensure(self.cluster, _workflow_scoped(spec), wf)
         except DependencyNameCollision as e:
             raise Refused("DependencyNameCollision", str(e)) from None
         except DependencyUnserved as e:
@@ -201,7 +201,7 @@ class WorkflowController:
             # status write must not leave a replay without it.
             platform = data.get(PLATFORM_KEY) or orch.get("detectedPlatform") or ""
             return target_from_text(data[NODES_KEY]), str(platform)
-        found = discover(wf, wf.get("spec") or {}, self.cluster.nodes())
+        found = discover(wf.get("spec") or {}, self.cluster.nodes())
         spec, applied = self._overridden(wf, found.platform, found.target.gpu)
         self._check(spec)
         record = configmap(
@@ -275,12 +275,6 @@ class WorkflowController:
         except PlatformError as e:
             raise Refused("GangSchedulingConflict", e.message) from None
         return {**spec, "jobTemplate": {**(spec.get("jobTemplate") or {}), "spec": checked}}
-
-    def _workflow_scoped(self, wf: Obj, spec: Obj) -> list[Obj]:
-        template = get_path(spec, "jobTemplate", "spec") or {}
-        deps = spec.get("dependencies") or []
-        copied = set(job_scoped(deps, template))
-        return [d for d in deps if (d.get("metadata") or {}).get("name") not in copied]
 
     def _spec_for(
         self, wf: Obj, made: list[Obj]
@@ -437,6 +431,14 @@ class WorkflowController:
 
     def _note(self, wf: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         self.cluster.event(wf, reason, message, warning=warning, at=self.now())
+
+
+def _workflow_scoped(spec: Obj) -> list[Obj]:
+    """The dependencies created once for the Workflow: those no Job spec names (§3.4)."""
+    template = get_path(spec, "jobTemplate", "spec") or {}
+    deps = spec.get("dependencies") or []
+    copied = set(job_scoped(deps, template))
+    return [d for d in deps if (d.get("metadata") or {}).get("name") not in copied]
 
 
 def _finalizers(obj: Mapping[str, Any]) -> list[str]:

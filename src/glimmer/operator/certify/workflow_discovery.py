@@ -78,9 +78,7 @@ def category_of(workflow: Mapping[str, Any]) -> Category | None:
     return from_certification(cert).categories[0]
 
 
-def discover(
-    workflow: Mapping[str, Any], spec: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]
-) -> Discovered:
+def discover(spec: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]) -> Discovered:
     """The Workflow's nodes, platform and architecture (:mod:`glimmer.certify.discovery`, the
     rules the simulator's path selects by too); :class:`Refused` when none fit."""
     target = (spec.get("orchestration") or {}).get("target") or {}

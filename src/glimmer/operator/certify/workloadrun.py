@@ -19,9 +19,8 @@ The trio's False members carry reason ``Superseded`` (§1.1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.backends.kubernetes.certify.nodes import node_info
@@ -226,8 +225,3 @@ class WorkloadRunController:
         self.cluster.write_status(WORKLOAD_RUNS, {**body, "status": new})
         if moved is not None and moved.old != moved.new:
             self.cluster.event(body, reason, message, warning=moved.warning, at=self.now())
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    found: Mapping[str, str] = meta(obj).get("labels") or {}
-    return found
