@@ -187,3 +187,20 @@ def test_certification_namespace_keeps_everything_in_the_certifications_namespac
     assert len(api.items("jobs", namespace="team-a")) == 2
     assert api.configmap("ns-report", "team-a") is not None
     assert api.configmap("ns-report") is None
+
+
+def test_certification_fails_a_category_whose_workflow_vanished_and_runs_the_next(
+    controllers: Controllers,
+) -> None:
+    api = controllers.api
+    add_nodes(api, h100_nodes(2))
+    api.create("certifications", certification("vanish", [LEVEL1, LEVEL2]))
+    controllers.certification.reconcile(NS, "vanish")
+    assert (
+        api.http.delete(api.path("workflows", "vanish-diagnostics-dcgm-level1")).status_code == 200
+    )
+    body = run_certification(controllers, "vanish")
+    assert [c["status"] for c in body["status"]["categoryStatuses"]] == ["Failed", "Succeeded"]
+    warnings = [(r, m) for t, r, m in _events(controllers) if t == "Warning"]
+    assert ("WorkflowDeleted", "Workflow vanish-diagnostics-dcgm-level1 was deleted before it "
+            "finished") in warnings  # fmt: skip

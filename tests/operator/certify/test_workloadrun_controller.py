@@ -194,3 +194,31 @@ def test_workflow_fails_clearly_when_a_dependency_kind_is_not_served(
     failed = condition(wf, "Failed")
     assert failed is not None and failed["reason"] == "DependencyError"
     assert "ComputeDomain" in failed["message"] and "CRD" in failed["message"]
+
+
+def test_workloadrun_waits_for_the_workflow_a_deleted_predecessor_left(
+    controllers: Controllers,
+) -> None:
+    """A WorkloadRun created again under the name of a deleted one finds the predecessor's
+    Workflow (controlled by a WorkloadRun of that name, another UID) still there, the garbage
+    collector not having got to it: it waits, and adopts nothing."""
+    api = controllers.api
+    add_nodes(api, _cliques(2))
+    api.create("workloadruns", workload_run("donor"))
+    controllers.workloadrun.reconcile(NS, "donor")
+    donor = api.get("workflows", "donor")
+    assert donor is not None
+    gone = {"apiVersion": "certify.glimmer.ai/v1alpha1", "kind": "WorkloadRun", "name": "again",
+            "uid": "0b5e7e1e-0000-4000-8000-000000000000", "controller": True}  # fmt: skip
+    left = api.create(
+        "workflows",
+        {"apiVersion": donor["apiVersion"], "kind": "Workflow",
+         "metadata": {"name": "again", "ownerReferences": [gone]}, "spec": donor["spec"]},
+    )  # fmt: skip
+    api.create("workloadruns", workload_run("again"))
+    assert controllers.workloadrun.reconcile(NS, "again") == 0.0  # poll: wait for the name
+    body = api.get("workloadruns", "again")
+    assert body is not None and not (body.get("status") or {}).get("conditions")
+    kept = api.get("workflows", "again")
+    assert kept is not None and kept["metadata"]["uid"] == left["metadata"]["uid"]
+    assert kept["metadata"]["ownerReferences"] == [gone]
