@@ -28,6 +28,16 @@ from tools.k8s_standin.cluster import StandInCluster
 PEERING = "glimmer-test"
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 PEERINGS = f"/apis/kopf.dev/v1/namespaces/{NS}/kopfpeerings/{PEERING}"
+STEADY_PROFILE = {
+    "apiVersion": "burnin.glimmer.ai/v1alpha1",
+    "kind": "BurnInProfile",
+    "metadata": {"name": "host-steady"},
+    "spec": {
+        "tests": [
+            {"testRef": t} for t in ("host-kernel-and-links", "host-memory", "host-fingerprint")
+        ]
+    },
+}
 
 
 def engine_requests(cluster: StandInCluster) -> list[dict[str, Any]]:
@@ -57,7 +67,14 @@ def test_of_two_replicas_only_the_leader_acts_and_the_other_takes_over_when_it_s
     eventually(lambda: len(peers(http)) == 1, "the first replica in the peering object")
     second = operators(*args, name="second").start()
     eventually(lambda: len(peers(http)) == 2, "both replicas in the peering object")
-    assert http.post(RUNS, json=run_body("led", cluster.nodes[:2])).status_code == 201
+    # The steady host tests on both nodes at once: a run of a few seconds that is still under
+    # way when the leader stops (the disk test, which needs one node at a time, is no part of
+    # what is tested here).
+    created = http.post(RUNS.replace("burninruns", "burninprofiles"), json=STEADY_PROFILE)
+    assert created.status_code == 201, created.text
+    body = run_body("led", cluster.nodes[:2], maxConcurrentNodes=2)
+    body["spec"]["profileRef"] = STEADY_PROFILE["metadata"]["name"]
+    assert http.post(RUNS, json=body).status_code == 201
     # Let the leader get well into the run, then stop it: the other must finish it.
     eventually(
         lambda: sum(e["method"] in WRITES for e in engine_requests(cluster)) >= 6,
