@@ -64,6 +64,7 @@ from glimmer.certify.result import (
 )
 from glimmer.certify.run import Targeted, run_category
 from glimmer.engine.backend import Conflict
+from glimmer.errors import InputError
 from glimmer.operator.certify.certification_build import controlled_by, controller_ref
 from glimmer.operator.certify.certification_conditions import (
     FAILED,
@@ -185,6 +186,8 @@ class WorkflowController:
             return self.poll
         except JobNameCollision as e:
             raise Refused("JobNameCollision", str(e)) from None
+        except InputError as e:  # what the nodes declare (a fabric label) the core refuses
+            raise Refused("InvalidInput", str(e)) from None
         status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), made)
         self._complete(wf, status, spec, target, platform, result, ledger.jobs())
         return None
