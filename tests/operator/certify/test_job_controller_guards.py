@@ -230,3 +230,24 @@ def test_a_measurement_that_never_completes_times_the_thresholds_out(job_api: Jo
         "MeasurementTimeout",
         "Measurement data not available within 2m0s for keys: [busBandwidthGBps]",
     )
+
+
+def test_a_foreign_or_dying_trainjob_of_the_name_is_never_adopted(job_api: JobAPI) -> None:
+    clock = JobClock()
+    add_node(job_api, "gpu-01")
+    job_api.post(job_api.certify("jobs"), job_body(JOB, ["gpu-01"]))
+    foreign = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": WORKLOAD, "finalizers": ["example.com/hold"]},
+        "spec": {"runtimeRef": {"name": "nccl", "kind": "TrainingRuntime"}},
+    }
+    job_api.post(job_api.trainer("trainjobs"), foreign)
+    rec = reconciler(job_api, clock)
+    assert rec.reconcile(NS, JOB) == 60.0
+    assert "workloadRef" not in (job_of(job_api, JOB).get("status") or {})
+    message = f"TrainJob/{WORKLOAD} exists and belongs to another object"
+    assert ("Warning", "WorkloadCreationError", message) in events_of(job_api, JOB)
+    assert job_api.http.delete(job_api.trainer("trainjobs", WORKLOAD)).status_code == 200
+    assert rec.reconcile(NS, JOB) == 1.0  # being deleted: wait for it to go
+    assert "workloadRef" not in (job_of(job_api, JOB).get("status") or {})

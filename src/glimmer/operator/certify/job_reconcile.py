@@ -27,6 +27,7 @@ from typing import Any
 from lightkube import Client
 from lightkube.types import PatchType
 
+from glimmer.backends.kubernetes.certify.ledger import controlled_by
 from glimmer.backends.kubernetes.certify.resources import (
     BANDWIDTH_MEASUREMENTS,
     CERTIFY_API_VERSION,
@@ -279,8 +280,13 @@ class JobReconciler(JobReads):
                 made = as_dict(self.client.create(TRAIN_JOBS.from_dict(manifest), namespace=key[0]))
         except AlreadyExists:
             found = self._get(TRAIN_JOBS, manifest["metadata"]["name"], key[0])
-            if found is None:
-                return RETRY_FIRST
+            uid = str(job["metadata"].get("uid") or "")
+            if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
+                return RETRY_FIRST  # the last attempt's, still going (a checkpoint restart)
+            if not controlled_by(found, uid):
+                self.event(job, WORKLOAD_CREATION_ERROR, f"TrainJob/{manifest['metadata']['name']} "
+                           "exists and belongs to another object", warning=True)  # fmt: skip
+                return RETRY_MAX
             made = found  # ours from a pass that crashed before writing the ref
         except BackendError as e:
             # Retried, never failed (§3.3): an admission webhook may refuse it until the
