@@ -18,7 +18,8 @@ again under the same name starts afresh):
 * per Node test, how far its targets have all been started (a cursor, so a pass does not walk
   the targets it started long ago), and the live executions with the substrate's mark they
   are current to (:mod:`.watch`);
-* execution names already computed (a hash each), bounded;
+* execution names already computed (a hash each), bounded, and what an execution of a test's
+  attempt is whatever its node (:class:`.podspec.Fixed`), for the plan it was built from;
 * whether the run's stamps were accounted for and which executions may still be unrecorded
   (by name, and by unit: :mod:`.waiting`).
 
