@@ -62,7 +62,12 @@ CATEGORIES = [
     {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "diagnose"}},
     {"domain": "diagnostics", "variant": "dcgm-level1"},
 ]
-SECONDS_PER_JOB = 0.2  # what a job's pods take to print their log (the Trainer stand-in)
+# The report of an unkilled run, timing fields aside (the SIGKILL test's reference).
+GOLDEN = REPO / "tests" / "fixtures" / "certify-cluster" / "hgx-16-report.json"
+UPDATE = "GLIMMER_UPDATE_GOLDEN"
+# What a run's timing changes and nothing else: the wall-clock figures of a report.
+TIMING = frozenset({"runtime", "runtimeSeconds", "duration", "startTime", "completionTime"})
+SECONDS_PER_JOB = 0.05  # what a job's pods take to print their log (the Trainer stand-in)
 
 
 def certification_text(name: str = NAME) -> str:
@@ -212,6 +217,30 @@ def node_results(
     failed = read_failed_nodes(base64.b64decode(failed_cm["binaryData"]["failed-nodes.json.gz"]))
     ok = read_succeeded_nodes(base64.b64decode(ok_cm["binaryData"]["succeeded-nodes.csv.gz"]))
     return [(f.name, f.reason) for f in failed], list(ok)
+
+
+def untimed(doc: Any) -> Any:
+    """``doc`` without its :data:`TIMING` fields, at any depth."""
+    if isinstance(doc, dict):
+        return {k: untimed(v) for k, v in doc.items() if k not in TIMING}
+    if isinstance(doc, list):
+        return [untimed(v) for v in doc]
+    return doc
+
+
+def assert_golden_report(doc: dict[str, Any], who: str) -> None:
+    """``doc`` is the unkilled run's report (:data:`GOLDEN`), timing aside; ``UPDATE`` set:
+    it becomes the golden file (an unkilled run's only)."""
+    got = json.dumps(untimed(doc), indent=1, sort_keys=True) + "\n"
+    if os.environ.get(UPDATE) and who == "unkilled":
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(got, encoding="utf-8")
+    assert GOLDEN.exists(), f"no golden report; create it with {UPDATE}=1 pytest {__file__}"
+    assert got == GOLDEN.read_text(encoding="utf-8"), (
+        f"the {who} run's report differs from {GOLDEN.name}; if the change is intended, "
+        f"regenerate with {UPDATE}=1 .venv/bin/pytest "
+        "tests/operator/certify/test_cluster_certification_attribution.py and review the diff"
+    )
 
 
 def failed_of(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:

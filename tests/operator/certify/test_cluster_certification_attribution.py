@@ -18,6 +18,7 @@ from tests.operator.certify.cluster_harness import (
     CERTS,
     NIC_NODE,
     SICK_NODE,
+    assert_golden_report,
     certification_text,
     condition_catalog,
     dcgm_job_of,
@@ -32,6 +33,9 @@ from tests.operator.certify.cluster_harness import (
 )
 
 ALL = [f"hgx-su000-node-{i:04d}" for i in range(16)]
+# A DCGM job's pods print for this long: the Node turns unhealthy while its job runs (the
+# Job is seen as it is created; its pods start after), with time to spare on a busy machine.
+DCGM_SECONDS = 0.3
 
 
 def test_a_degraded_nic_and_a_node_turned_unhealthy_are_named_and_no_healthy_node_is(
@@ -40,20 +44,22 @@ def test_a_degraded_nic_and_a_node_turned_unhealthy_are_named_and_no_healthy_nod
     started = time.monotonic()
     with (
         condition_catalog(),
-        fleet_cluster(tmp_path, fleet()) as cluster,
+        fleet_cluster(tmp_path, fleet(seconds=DCGM_SECONDS)) as cluster,
         operator_in_thread(cluster, monkeypatch),
         httpx.Client(base_url=cluster.url, timeout=30) as http,
     ):
         made = http.post(CERTS, content=certification_text())
         assert made.status_code == 201, made.text
-        eventually(lambda: dcgm_job_of(http, SICK_NODE), f"the DCGM Job of {SICK_NODE}")
+        job = eventually(lambda: dcgm_job_of(http, SICK_NODE), f"the DCGM Job of {SICK_NODE}")
         turn_unhealthy(http, SICK_NODE)
+        assert not (job.get("status") or {}).get("outcome"), "the DCGM Job ended before the Node"
         body = eventually(lambda: terminal(http), "the certification finished")
         doc = report(http)
         statuses = body["status"]["categoryStatuses"]
         results = [node_results(http, s) for s in statuses]
     print(f"16-node certification: {time.monotonic() - started:.1f} s")
     assert doc["result"] == "FAILED"
+    assert_golden_report(doc, "unkilled")
     nccl, dcgm = doc["categories"]
     assert [(f["name"], f["reason"]) for f in nccl["failedNodeReasons"]] == [
         (NIC_NODE, "WorkloadFailed")
