@@ -247,13 +247,10 @@ def _local_refuse(backend: Any) -> None:
 # the node's window (the drain lifted, the job allocated: about a second), and a loaded host may
 # take as long again to start the job. At SLURM_SCALE engine seconds per host second a 300 s
 # test's 720 s window is 7.2 host seconds: room for that and a runner of SLURM_RUNNER_SECONDS.
-# The run lasts four waits for a window and four runners in a row (two tests on each of three
-# nodes at a cap of two), so the 400 s run deadline falls while executions are live: the first
-# wave ends about 300 engine seconds in (a window and a runner) and the second (its window, then
-# 150 more) spans the deadline. A drive's time is mostly these runners: they are no longer than
-# that needs.
+# The 400 s run deadline still falls while the first wave runs: its second execution is created
+# a window (about 100 engine seconds) after the first and lives 250 after that at least.
 SLURM_SCALE = 100.0
-SLURM_RUNNER_SECONDS = 1.5
+SLURM_RUNNER_SECONDS = 2.5
 SLURM_RUNNER = f"import time\ntime.sleep({SLURM_RUNNER_SECONDS})\n"
 
 
@@ -388,12 +385,10 @@ def _slurm_let_time_pass(backend: Any, seconds: float) -> None:
 # writes each pod's status (Running, then Succeeded with exit 0) and its empty log — stepped
 # while the drive sleeps. The cluster's timestamps have whole seconds, so a pod's creation may
 # read up to a host second early: at K8S_SCALE engine seconds per host second that is 100
-# engine seconds, and a runner of K8S_RUNNER_SECONDS (250 engine seconds) still ends well inside
-# a 300 s test's 720 s window. The 400 s run deadline falls in the middle of the first wave's
-# second tests (created at about 255 s, ending at about 505), a pass after the first tests end:
-# far from both ends. A drive's time is mostly these runners (four in a row).
+# engine seconds, and a runner of K8S_RUNNER_SECONDS (450 engine seconds, past the 400 s run
+# deadline) still ends well inside a 300 s test's 720 s window.
 K8S_SCALE = 100.0
-K8S_RUNNER_SECONDS = 2.5
+K8S_RUNNER_SECONDS = 4.5
 
 
 class K8sFastClock(LocalFastClock):
