@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
 from tests.operator.certify.job_harness import (
@@ -257,3 +259,28 @@ def test_goodput_completed_after_the_pods_are_gone_counts_no_interruption(
     status = gm(job_api)["status"]
     assert conditions_of({"status": status})["Complete"] == ("True", "JobFailed")
     assert (status["interruptionCount"], status["highestStep"]) == (0, 5)
+
+
+def test_a_restart_crashed_before_its_delete_never_resumes_into_the_failed_workload(
+    job_api: JobAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = JobClock()
+    jobs, gms = started(
+        job_api, clock, training_log(0, range(1, 5), save_at=2),
+        checkpoint={"pvcName": "ckpt", "maxRestarts": 1},
+    )  # fmt: skip
+    gms.reconcile(NS, GM)
+    failed_uid = job_api.read(job_api.trainer("trainjobs", WORKLOAD))["metadata"]["uid"]  # type: ignore[index]
+    set_train_job(job_api, WORKLOAD, "Failed", "node lost")
+    with monkeypatch.context() as crash:
+        crash.setattr(jobs, "delete_workload", lambda job: None)  # the pass dies before it
+        jobs.reconcile(NS, JOB)
+    assert job_api.read(job_api.trainer("trainjobs", WORKLOAD)) is not None
+    clock.advance(21)
+    assert jobs.reconcile(NS, JOB) == 1.0  # the failed attempt's TrainJob deleted first
+    jobs.reconcile(NS, JOB)
+    fresh = job_api.read(job_api.trainer("trainjobs", WORKLOAD))
+    assert fresh is not None and fresh["metadata"]["uid"] != failed_uid
+    job = job_of(job_api, JOB)
+    assert job["status"]["restartCount"] == 1
+    assert conditions_of(job)["InProgress"] == ("True", "WorkloadCreated")

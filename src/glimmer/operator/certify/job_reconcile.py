@@ -287,6 +287,17 @@ class JobReconciler(JobReads):
                 self.event(job, WORKLOAD_CREATION_ERROR, f"TrainJob/{manifest['metadata']['name']} "
                            "exists and belongs to another object", warning=True)  # fmt: skip
                 return RETRY_MAX
+            if restarting and restarting.get("reason") == job_rules.WORKLOAD_RESTARTING:
+                born = parse_time((found.get("metadata") or {}).get("creationTimestamp"))
+                since = parse_time(restarting.get("lastTransitionTime"))
+                old = wl.train_job_condition(found, "Failed") is not None or (
+                    born is not None and since is not None and born < since
+                )
+                if old:
+                    # The failed attempt's, left by a pass that crashed between the restart's
+                    # status write and the delete: never resume into it.
+                    self.delete_workload(job)
+                    return RETRY_FIRST
             made = found  # ours from a pass that crashed before writing the ref
         except BackendError as e:
             # Retried, never failed (§3.3): an admission webhook may refuse it until the
