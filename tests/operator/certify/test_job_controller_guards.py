@@ -251,3 +251,18 @@ def test_a_foreign_or_dying_trainjob_of_the_name_is_never_adopted(job_api: JobAP
     assert job_api.http.delete(job_api.trainer("trainjobs", WORKLOAD)).status_code == 200
     assert rec.reconcile(NS, JOB) == 1.0  # being deleted: wait for it to go
     assert "workloadRef" not in (job_of(job_api, JOB).get("status") or {})
+
+
+def test_a_failed_jobs_workload_left_by_a_dying_pass_is_deleted_on_the_next(
+    job_api: JobAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = JobClock()
+    rec = running_job(job_api, clock, owner=True)
+    clock.advance(11 * 60)
+    with monkeypatch.context() as crash:
+        crash.setattr(rec, "delete_workload", lambda job: None)  # dies after the terminal write
+        rec.reconcile(NS, JOB)
+    assert conditions_of(job_of(job_api, JOB))["Failed"] == ("True", "JobTimedOut")
+    assert job_api.read(job_api.trainer("trainjobs", WORKLOAD)) is not None
+    assert rec.reconcile(NS, JOB) is None
+    assert job_api.read(job_api.trainer("trainjobs", WORKLOAD)) is None

@@ -50,10 +50,12 @@ from glimmer.engine.backend import BackendError, NotFound
 from glimmer.errors import InputError
 from glimmer.operator.certify import job_workload as wl
 from glimmer.operator.certify.certification_conditions import (
+    FAILED,
     IN_PROGRESS,
     SUCCEEDED,
     Transition,
     find,
+    is_true,
     set_condition,
     set_exclusive,
     terminal,
@@ -496,9 +498,17 @@ class JobReconciler(JobReads):
     # ---- after the end: thresholds (§7.5) ------------------------------------------------------
 
     def after_terminal(self, job: Obj) -> float | None:
+        """A finished Job: its failed workload gone (a pass that died between the terminal
+        write and the delete left it, pods and GPUs held), then the thresholds (§7.5)."""
         status = job.get("status") or {}
         thresholds = get(job, "spec", "thresholds") or {}
         conditions = status.get("conditions")
+        if is_true(conditions, FAILED):
+            ref = get(status, "workloadRef", "name")
+            namespace = str(job["metadata"].get("namespace") or "default")
+            if ref and self._get(TRAIN_JOBS, str(ref), namespace) is not None:
+                self.delete_workload(job)
+            return None
         succeeded = find(conditions, SUCCEEDED)
         if not thresholds or not succeeded or succeeded.get("status") != "True":
             return None
