@@ -26,8 +26,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from glimmer.backends.common.registry import KUBERNETES
-from glimmer.certify.catalog.naming import NAME_MAX, truncate
 from glimmer.certify.report_card import render
+from glimmer.certify.report_names import REPORT_KEY, report_name
 from glimmer.certify.result import FAILED, CertResult, from_doc
 from glimmer.cli.certify_run import Output, card_width
 from glimmer.cli.output import print_json
@@ -37,10 +37,6 @@ from glimmer.errors import InputError, Location
 Obj = dict[str, Any]
 T = TypeVar("T")
 
-# What the Certification controller writes when every category is terminal (the names must
-# equal glimmer.operator.certify.workflow_result's; a test holds them equal: the CLI may not
-# import the operator's controllers, which import kopf).
-REPORT_KEY = "result.json"
 SUCCEEDED, FAILED_CONDITION, IN_PROGRESS = "Succeeded", "Failed", "InProgress"
 TRIO = (IN_PROGRESS, SUCCEEDED, FAILED_CONDITION)
 DEFAULT_NAMESPACE = "default"
@@ -74,11 +70,6 @@ NamespaceOpt = Annotated[
     ),
 ]
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="table (default) or json.")]
-
-
-def report_name(certification: str) -> str:
-    """The ConfigMap holding a Certification's report."""
-    return truncate(f"{certification}-report", NAME_MAX)
 
 
 # ---- the cluster ------------------------------------------------------------------------

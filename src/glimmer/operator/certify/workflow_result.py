@@ -16,24 +16,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from glimmer.certify.catalog.naming import NAME_MAX, truncate
 from glimmer.certify.grouping import NodeInfo, Taint
+from glimmer.certify.report_names import CATEGORY_KEY as CATEGORY_KEY
+from glimmer.certify.report_names import REPORT_KEY as REPORT_KEY
+from glimmer.certify.report_names import report_name as report_name
+from glimmer.certify.report_names import result_name as result_name
 from glimmer.certify.run import Targeted
 
 Obj = dict[str, Any]
 
-CATEGORY_KEY = "category.json"
 TARGET_KEY = "target.json"
 PLATFORM_KEY = "platform"
-REPORT_KEY = "result.json"
-
-
-def result_name(workflow: str) -> str:
-    return truncate(f"{workflow}-result", NAME_MAX)
-
-
-def report_name(certification: str) -> str:
-    return truncate(f"{certification}-report", NAME_MAX)
 
 
 def node_doc(n: NodeInfo) -> Obj:
