@@ -21,14 +21,16 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tools.k8s_standin.api import GLIMMER_CRDS, running_api
 from tools.k8s_standin.kubeconfig import write_kubeconfig
 from tools.k8s_standin.kubelet import Kubelet
 from tools.k8s_standin.node_netns import HostNetwork, NetnsNetwork, NodeNetworks
-from tools.k8s_standin.trainer import TRAINER_CRDS, TrainerStandIn
-from tools.k8s_standin.trainer_fleet import TrainerFleet
+
+if TYPE_CHECKING:
+    from tools.k8s_standin.trainer import TrainerStandIn
+    from tools.k8s_standin.trainer_fleet import TrainerFleet
 
 Network = Literal["netns", "host"]
 
@@ -82,12 +84,20 @@ def standin_cluster(
         raise ValueError("standin_cluster needs a root folder (a test's tmp_path)")
     names = fleet.hostnames if fleet is not None else node_names(nodes)
     trainer = trainer or fleet is not None
-    crds = (GLIMMER_CRDS, *crd_dirs, *((TRAINER_CRDS,) if trainer else ()))
-    if trainer and not any(TRAINER_CRDS.glob("*.yaml")):
-        raise FileNotFoundError(
-            f"the Kubeflow Trainer CRDs the Trainer stand-in serves are not at {TRAINER_CRDS} "
-            "(the shared folder beside the repository)"
-        )
+    crds: tuple[Path, ...] = (GLIMMER_CRDS, *crd_dirs)
+    make_trainer: type[TrainerStandIn] | None = None
+    if trainer:
+        # Imported only when asked for: the Trainer stand-in brings the fleet simulator, seconds
+        # of imports every other stand-in process (the launcher's up and down) need not pay.
+        from tools.k8s_standin.trainer import TRAINER_CRDS, TrainerStandIn
+
+        if not any(TRAINER_CRDS.glob("*.yaml")):
+            raise FileNotFoundError(
+                f"the Kubeflow Trainer CRDs the Trainer stand-in serves are not at {TRAINER_CRDS} "
+                "(the shared folder beside the repository)"
+            )
+        crds = (*crds, TRAINER_CRDS)
+        make_trainer = TrainerStandIn
     log_dir, work_dir = root / "logs", root / "pods"
     journal_path = root / "journal.jsonl" if journal else None
     nets: NodeNetworks = (
@@ -107,7 +117,11 @@ def standin_cluster(
             pod_binding=pod_binding,
             crd_dirs=crds,
         ) as running:
-            controller = TrainerStandIn(running.url, root / "trainer", fleet) if trainer else None
+            controller = (
+                make_trainer(running.url, root / "trainer", fleet)
+                if make_trainer is not None
+                else None
+            )
             kubelet = Kubelet(
                 running.url,
                 nets,
