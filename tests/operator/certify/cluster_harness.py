@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import difflib
 import json
 import os
 import subprocess
@@ -236,10 +237,12 @@ def assert_golden_report(doc: dict[str, Any], who: str) -> None:
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(got, encoding="utf-8")
     assert GOLDEN.exists(), f"no golden report; create it with {UPDATE}=1 pytest {__file__}"
-    assert got == GOLDEN.read_text(encoding="utf-8"), (
+    want = GOLDEN.read_text(encoding="utf-8")
+    diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True)))[:60])
+    assert got == want, (
         f"the {who} run's report differs from {GOLDEN.name}; if the change is intended, "
         f"regenerate with {UPDATE}=1 .venv/bin/pytest "
-        "tests/operator/certify/test_cluster_certification_attribution.py and review the diff"
+        f"tests/operator/certify/test_cluster_certification_attribution.py and review:\n{diff}"
     )
 
 
