@@ -76,6 +76,43 @@ def _resolve(kind: str, key: str) -> str | None:
 
 
 def _read_line(kind: str, raw_line: bytes) -> _Line:
+    """What ``raw_line`` says: the plain lines a runner prints take :func:`_read_plain`, any
+    other the contract's rules one by one (they give the same for plain lines)."""
+    if raw_line.isascii():
+        said = _read_plain(kind, raw_line.decode("ascii"))
+        if said is not None:
+            return said
+    return _read_rules(kind, raw_line)
+
+
+def _read_plain(kind: str, line: str) -> _Line | None:
+    """A metric line with nothing to trim, cut or refuse, read without the work of
+    :func:`_read_rules` (a fleet's outputs are almost all such lines: it was 7 % of a 1,024-node
+    run); None for any other line. ``line`` is ASCII, where Go's whitespace is the characters
+    up to the space, so a first and last character above it leave nothing to trim."""
+    key, eq, value = line.partition("=")
+    if (
+        not eq
+        or not key
+        or not value
+        or key[0] <= " "
+        or key[-1] <= " "
+        or value[0] <= " "
+        or value[-1] <= " "
+        or len(key) > KEY_BYTES
+        or len(value) > _INTERNED_VALUE_BYTES
+        or " " in key
+        or "\t" in key
+    ):
+        return None
+    name = _resolve(kind, key)
+    if name is None or value.lower() == UNMEASURABLE:
+        return None
+    # Positional: a named tuple's keyword constructor is a Python function, its dearest part.
+    return tuple.__new__(_Line, ("", name, sys.intern(value), len(value), None, False))
+
+
+def _read_rules(kind: str, raw_line: bytes) -> _Line:
     line = trim_space(raw_line.decode("utf-8", "replace"))
     if not line:
         return _BLANK
