@@ -38,6 +38,11 @@ _DECIDED_LINE_BYTES = 256
 # process (at 4,096 nodes the names were validated 1.6M times, 6 % of the run). Bounded, so that
 # outputs of ever new keys cannot grow it; past the bound a key is resolved per output.
 _RESOLVED_KEYS = 8192
+# The same holds of whole lines across outputs: nine in ten lines a fleet's runners print were
+# printed before by another node ("ecc_errors=0", "gpuClass=pcie-gen5"), and a line says the
+# same whatever output it is in. The first lines met are kept, up to the bound (about 8 MB at
+# most); past it a line is decided per output as before. The common lines come first.
+_KEPT_LINES = 16384
 _INTERNED_VALUE_BYTES = 64
 _resolved: dict[tuple[str, str], str | None] = {}
 
@@ -57,6 +62,7 @@ class _Line(NamedTuple):
 
 
 _BLANK = _Line()
+_kept: dict[tuple[str, bytes], _Line] = {}  # (kind, line) -> what it says; see _KEPT_LINES
 
 
 def _resolve(kind: str, key: str) -> str | None:
@@ -166,11 +172,15 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
     message = ""
     decided: dict[bytes, _Line] = {}
     for raw_line in scan(data, artifacts):
-        said = decided.get(raw_line)
+        known = (kind, raw_line)
+        said = _kept.get(known) or decided.get(raw_line)  # a _Line is a non-empty tuple
         if said is None:
             said = _read_line(kind, raw_line)
-            if len(decided) < _DECIDED_LINES and len(raw_line) <= _DECIDED_LINE_BYTES:
-                decided[raw_line] = said
+            if len(raw_line) <= _DECIDED_LINE_BYTES:
+                if len(_kept) < _KEPT_LINES:
+                    _kept[known] = said
+                elif len(decided) < _DECIDED_LINES:
+                    decided[raw_line] = said
         name = said.name
         if name is None:
             if said.rejected is None:
