@@ -3,7 +3,6 @@ helpers substrates share."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 from glimmer.engine.backend import (
@@ -73,9 +72,14 @@ def updated_node(
     annotations: Mapping[str, str | None] | None = None,
 ) -> NodeView:
     """``node`` after one ``update_node``: schedulability set unless None, annotations applied
-    (a None value deletes the key), both in the same new view."""
-    return dataclasses.replace(
-        node,
-        unschedulable=node.unschedulable if unschedulable is None else unschedulable,
-        annotations=apply_annotations(node.annotations, annotations),
-    )
+    (a None value deletes the key), both in the same new view.
+
+    What :func:`dataclasses.replace` makes, copied field by field as the simulator copies its
+    views (a cordon and a release per unit): ``NodeView`` is a plain frozen dataclass, no
+    ``__post_init__`` and no slots, so its fields are its ``__dict__``."""
+    new = object.__new__(type(node))
+    fields = new.__dict__
+    fields.update(node.__dict__)
+    fields["unschedulable"] = node.unschedulable if unschedulable is None else unschedulable
+    fields["annotations"] = apply_annotations(node.annotations, annotations)
+    return new
