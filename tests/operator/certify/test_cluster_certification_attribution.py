@@ -25,6 +25,7 @@ from tests.operator.certify.cluster_harness import (
     eventually,
     fleet,
     fleet_cluster,
+    get,
     node_results,
     operator_in_thread,
     report,
@@ -32,6 +33,7 @@ from tests.operator.certify.cluster_harness import (
     turn_unhealthy,
 )
 
+WORKFLOWS = "/apis/certify.glimmer.ai/v1alpha1/namespaces/default/workflows"
 ALL = [f"hgx-su000-node-{i:04d}" for i in range(16)]
 # A DCGM job's pods print for this long: the Node turns unhealthy while its job runs (the
 # Job is seen as it is created; its pods start after), with time to spare on a busy machine.
@@ -57,6 +59,10 @@ def test_a_degraded_nic_and_a_node_turned_unhealthy_are_named_and_no_healthy_nod
         doc = report(http)
         statuses = body["status"]["categoryStatuses"]
         results = [node_results(http, s) for s in statuses]
+        failed_messages = [
+            next(c["message"] for c in w["status"]["conditions"] if c["type"] == "Failed")
+            for w in (get(http, WORKFLOWS) or {})["items"]
+        ]
     print(f"16-node certification: {time.monotonic() - started:.1f} s")
     assert doc["result"] == "FAILED"
     assert_golden_report(doc, "unkilled")
@@ -69,6 +75,14 @@ def test_a_degraded_nic_and_a_node_turned_unhealthy_are_named_and_no_healthy_nod
         (SICK_NODE, "HardwareFailureDetected")
     ]
     assert sorted(doc["failedNodes"]) == sorted([NIC_NODE, SICK_NODE])
+    # Each Workflow's Failed message says what failed (§3.2, §7.4 step 7), never "0 groups".
+    assert sorted(failed_messages) == sorted(
+        [
+            "Diagnosis complete: 1 faulty nodes confirmed",
+            "1 groups failed across 1 iterations; hardware failures occurred on one or more "
+            "nodes: 1 of 16 nodes failed DCGM level 1",
+        ]
+    ), failed_messages
     (nccl_failed, nccl_ok), (dcgm_failed, dcgm_ok) = results
     assert nccl_failed == [(NIC_NODE, "WorkloadFailed")]
     assert nccl_ok == [n for n in ALL if n != NIC_NODE]

@@ -8,7 +8,7 @@ created twice, and deleting the Certification deletes each Workflow's dependenci
 reverse of their creation order.
 
 Each start is a fork of a zygote that imported the operator once (tests/operator/
-operator_zygote.py, through the SIGKILL test's ForkedOperator). The kill points are seeded:
+operator_zygote.py, through its ForkedOperator). The kill points are seeded:
 ``GLIMMER_KILL_SEED`` reproduces a failing run (the seed is printed and in every message)."""
 
 from __future__ import annotations
@@ -163,16 +163,14 @@ def test_sigkill_at_20_random_points_changes_no_report_creates_no_trainjob_twice
     posts = seen["trainjob_posts"]
     assert sum(e["status"] == 201 for e in posts) == seen["jobs"] == 25, (seed, posts)
     assert all(e["status"] in (201, 409) for e in posts), (seed, posts)
-    # Dependencies deleted in the reverse of their creation order, Workflow by Workflow: the
-    # Workflow records each as it creates it (the journal's creates name no object, but their
-    # kinds come in the recorded order), and the deletes name them the other way round.
-    # Dependencies deleted in the reverse of the order each Workflow recorded creating them
-    # in, and none of them left. (A job's own runtime copy created just before a kill can go
-    # unrecorded: printed, not asserted — see the Workflow controller's dependencyRefs.)
+    # Every TrainingRuntime on the cluster recorded (a Workflow records a job's runtime copy
+    # before creating it, so no kill leaves one unrecorded), deleted in the reverse of the
+    # order each Workflow recorded them in, and none left — whatever the seed.
     before, after = seen["runtimes"]
     recorded = {n for refs in seen["deps"].values() for _, n in refs}
+    assert unrecorded == [], (seed, unrecorded)
     assert recorded <= set(before), (seed, sorted(recorded - set(before)))
-    assert not recorded & set(after), (seed, sorted(recorded & set(after)))
+    assert after == [], (seed, after)
     for workflow, refs in seen["deps"].items():
         assert refs, (seed, workflow)
         deleted = _first_touch(seen["deleted"], {name for _, name in refs})

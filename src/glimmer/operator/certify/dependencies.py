@@ -113,6 +113,17 @@ def dependency_ref(obj: Mapping[str, Any], scope: str, group: str = "") -> Obj:
     return ref
 
 
+def planned_refs(
+    deps: Sequence[Mapping[str, Any]],
+    workflow: Mapping[str, Any],
+    scope: str = "workflow",
+    group: str = "",
+) -> list[Obj]:
+    """The refs :func:`ensure` will create ``deps`` under, in creation order, before any is
+    created: a caller records them first, so a crash after a create leaves nothing unrecorded."""
+    return [dependency_ref(prepared(d, workflow), scope, group) for d in creation_order(deps)]
+
+
 def ensure(
     cluster: Cluster,
     deps: Sequence[Mapping[str, Any]],

@@ -127,7 +127,13 @@ class JobReads:
             return None
         message = hardware_failed_message(merged)
         bad = tuple(sorted({f.name for f in merged if f.reason == HARDWARE_DETECTED}))
+        # The outcome says what ended the job: rank 0's log as it was when the check fired (none,
+        # or a diagnostic's first lines) and then the verdict line a finished job would print, so
+        # the replayed core (diag_reason: the last line's "FAIL: <why>") reads the hardware
+        # failure instead of whatever the workload had printed so far.
         text = self.speaker_text(job, pods)
+        head = text if not text or text.endswith("\n") else text + "\n"
+        text = f"{head}FAIL: {message}\n"
         return Ending(
             False,
             HARDWARE_DETECTED,

@@ -81,6 +81,7 @@ from glimmer.operator.certify.dependencies import (
     DependencyPending,
     DependencyUnserved,
     ensure,
+    planned_refs,
 )
 from glimmer.operator.certify.dependencies import delete_in_reverse as delete_dependencies
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
@@ -151,9 +152,10 @@ class WorkflowController:
         except DependencyPending:
             return self.poll
         status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), refs)
-        made: list[Obj] = []
+        # The Workflow as last written: recording a job's copies moves its resourceVersion.
+        live = [wf]
         runnable = {**wf, "spec": spec}
-        ledger = JobLedger(self.cluster.client, runnable, self._spec_for(runnable, made))
+        ledger = JobLedger(self.cluster.client, runnable, self._spec_for(runnable, status, live))
         substrate = ReplaySubstrate(
             list(target.nodes),
             fabric_over(target.nodes),  # the fabric the discovered nodes' labels declare
@@ -169,7 +171,7 @@ class WorkflowController:
             else:
                 result = run_workload(substrate, str(meta(wf).get("name")), spec, target.nodes)
         except JobsPending as pending:
-            status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), made)
+            wf = live[0]
             jobs = ledger.jobs()
             status["orchestration"] = {
                 **(status.get("orchestration") or {}),
@@ -188,8 +190,7 @@ class WorkflowController:
             raise Refused("JobNameCollision", str(e)) from None
         except InputError as e:  # what the nodes declare (a fabric label) the core refuses
             raise Refused("InvalidInput", str(e)) from None
-        status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), made)
-        self._complete(wf, status, spec, target, platform, result, ledger.jobs())
+        self._complete(live[0], status, spec, target, platform, result, ledger.jobs())
         return None
 
     def _discovered(self, wf: Obj, status: Obj) -> tuple[Targeted | None, str]:
@@ -280,15 +281,26 @@ class WorkflowController:
         return {**spec, "jobTemplate": {**(spec.get("jobTemplate") or {}), "spec": checked}}
 
     def _spec_for(
-        self, wf: Obj, made: list[Obj]
+        self, wf: Obj, status: Obj, live: list[Obj]
     ) -> Callable[[str, Job, tuple[str, ...]], Mapping[str, Any]]:
-        """The ledger's Job spec builder: the job's own dependency copies created first."""
+        """The ledger's Job spec builder: the job's own dependency copies created first, each
+        recorded in ``status.dependencyRefs`` (written, ``live[0]`` the Workflow after it)
+        BEFORE it is created. Recorded after the pass instead, a kill between the Job's create
+        and that write left the copy unrecorded for good: the next replay finds the Job and
+        never asks for its spec again, and deletion goes by the refs. (Deletion could instead
+        list every dependency kind by this Workflow's identity, but that needs a list grant on
+        each kind a catalog may name; a ref to a copy never created is skipped on deletion.)"""
         name = str(meta(wf).get("name"))
 
         def spec_for(key: str, job: Job, nodes: tuple[str, ...]) -> Mapping[str, Any]:
             parts = job_parts(name, wf["spec"], key, job, nodes)
+            old = status.get("dependencyRefs") or []
+            merged = _merge_refs(old, planned_refs(parts.dependencies, wf, "job", key))
+            if merged != old:
+                status["dependencyRefs"] = merged
+                live[0] = self.cluster.write_status(WORKFLOWS, {**live[0], "status": dict(status)})
             try:
-                made.extend(ensure(self.cluster, parts.dependencies, wf, "job", key))
+                ensure(self.cluster, parts.dependencies, wf, "job", key)
             except DependencyNameCollision as e:
                 raise Refused("DependencyNameCollision", str(e)) from None
             except DependencyUnserved as e:
@@ -324,7 +336,17 @@ class WorkflowController:
         core = [f for f in result.failed_nodes if f.reason != WORKLOAD or f.name not in named]
         failed = union_failed_nodes(core, hardware)
         if hardware:
-            result = dataclasses.replace(result, status=FAILED, failed_nodes=tuple(failed))
+            # A failed group on a node the health check named failed for that reason (§2.1):
+            # its run read the Job's outcome, which says so (the Job controller's verdict line).
+            runs = tuple(
+                dataclasses.replace(g, failure=HARDWARE)
+                if not g.passed and named & set(g.nodes)
+                else g
+                for g in result.groups
+            )
+            result = dataclasses.replace(
+                result, status=FAILED, failed_nodes=tuple(failed), groups=runs
+            )
         bad = {f.name for f in failed}
         healthy = [n.name for n in target.nodes if n.name not in bad]
         failed_cm, succeeded_cm = result_configmap_names(uid)
@@ -392,10 +414,8 @@ class WorkflowController:
         else:
             reason = "IterationsFailed"
         groups = sum(1 for g in result.groups if not g.passed) or len(failed_jobs)
-        message = f"{groups} groups failed across 1 iterations"
-        if reason == "JobHardwareFailed":
-            message += "; hardware failures occurred on one or more nodes"
-        self._write(wf, status, FAILED, reason, f"{message}: {result.failure_reason}".rstrip(": "))
+        message = failed_message(result, groups, hardware=reason == "JobHardwareFailed")
+        self._write(wf, status, FAILED, reason, message)
 
     # -- deletion -----------------------------------------------------------------------------
 
@@ -434,6 +454,23 @@ class WorkflowController:
 
     def _note(self, wf: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         self.cluster.event(wf, reason, message, warning=warning, at=self.now())
+
+
+def failed_message(result: CategoryResult, groups: int, *, hardware: bool) -> str:
+    """The Failed condition's message: what failed — groups (§3.2 setFinalStatus "F groups
+    failed across N iterations"), the nodes a diagnosis confirmed faulty (§7.4 step 7's
+    "Diagnosis complete: ..."), or the failed nodes when neither says it — then why. A
+    diagnosis ends with its screen's groups re-judged, so "0 groups failed" would name nothing
+    while it named a node."""
+    parts = [f"{groups} groups failed across 1 iterations"] if groups else []
+    why = result.failure_reason
+    if result.isolation is not None and result.isolation.message not in why:
+        parts.append(result.isolation.message)
+    if not parts and not why and result.failed_nodes:
+        parts.append(f"{len({f.name for f in result.failed_nodes})} nodes failed")
+    if hardware:
+        parts.append("hardware failures occurred on one or more nodes")
+    return ": ".join(p for p in ("; ".join(parts), why) if p) or "the category failed"
 
 
 def _workflow_scoped(spec: Obj) -> list[Obj]:
