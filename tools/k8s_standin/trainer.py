@@ -35,7 +35,7 @@ from tools.k8s_standin import trainer_status as ts
 from tools.k8s_standin.kubelet_client import ApiError, Client, WatchExpired
 from tools.k8s_standin.processes import Play, expand
 from tools.k8s_standin.trainer_fleet import TrainerFleet
-from tools.k8s_standin.trainer_jobs import NotAJob, job_of
+from tools.k8s_standin.trainer_jobs import NotAJob, job_name, job_of
 from tools.k8s_standin.trainer_template import (
     API_VERSION,
     COMPLETION_INDEX,
@@ -365,7 +365,9 @@ class TrainerStandIn:
         nodes = tuple(str(bound[p.name]["spec"]["nodeName"]) for p in workers)
         name = str(train_job["metadata"]["name"])
         try:
-            job = job_of(name, argv, env, nodes, self.fleet.seed)
+            # The fleet's seed is the certification's: 0, as a cluster's core runs (its report
+            # says seed 0), the simulator's CLI run with --seed 0 to compare.
+            job = job_of(job_name(train_job), argv, env, nodes, self.fleet.seed)
         except NotAJob as e:
             doc = {"text": f"stand-in trainer: {e}\n", "exit_code": 1, "seconds": 0.0}
         else:

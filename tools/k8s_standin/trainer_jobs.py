@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from glimmer.certify.jobs import DcgmJob, Job, NcclJob, TrainingJob
 from glimmer.certify.measure.render import BINARIES
+from glimmer.certify.platform.vocab import GROUP_LABEL
 
 _COLLECTIVES = {binary: name for name, (binary, _) in BINARIES.items()}
 _SIZE = re.compile(r"(\d+)([KkMmGg]?)")
@@ -28,6 +29,17 @@ _OFF = ("0", "false", "no", "off")
 
 class NotAJob(ValueError):
     """The command line names a job the stand-in cannot simulate (its value says why)."""
+
+
+def job_name(train_job: Mapping[str, object]) -> str:
+    """The name the fleet simulator runs a TrainJob's job under: the core's job name from the
+    group label the certification controllers set (``screen-0``, a node: the simulator seeds a
+    job's noise by it, so both backends measure the same figures), else the TrainJob's name."""
+    meta = train_job.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    labels = meta.get("labels")
+    group = labels.get(GROUP_LABEL) if isinstance(labels, Mapping) else None
+    return str(group or meta.get("name") or "")
 
 
 def parse_size(text: str) -> int:

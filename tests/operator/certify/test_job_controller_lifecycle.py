@@ -44,6 +44,7 @@ def test_a_new_job_gets_its_trainjob_labelled_and_owned_and_is_in_progress(
         "team": "infra",
         "app.kubernetes.io/managed-by": "glimmer",
         "certify.glimmer.ai/job": "wf-group-0-iter-1",
+        "certify.glimmer.ai/group": "group-0",  # the core's job name, from the Job's labels
     }
     assert tj["metadata"]["ownerReferences"][0]["uid"] == job["metadata"]["uid"]
     patch = tj["spec"]["runtimePatches"][-1]

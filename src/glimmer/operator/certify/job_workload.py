@@ -27,6 +27,7 @@ from glimmer.certify.catalog.naming import workload_name
 from glimmer.certify.job_rules import pod_name, timeout_log_source
 from glimmer.certify.platform.vocab import (
     CONTROLLER_PATCH_MANAGER,
+    GROUP_LABEL,
     JOB_LABEL,
     MANAGED_BY,
     MANAGED_BY_KEY,
@@ -85,6 +86,12 @@ def train_job_manifest(job: Mapping[str, Any]) -> Obj:
     if not _has_job_label(train, name):
         train.setdefault("runtimePatches", []).append(job_label_patch(name))
     ours = {MANAGED_BY_KEY: MANAGED_BY, JOB_LABEL: name}
+    # The core's job name (screen-0, bisect-2-0a, a node) as the Job carries it: a user selects
+    # a group's workloads by it, and a simulating Trainer names (seeds) the job by it as the
+    # simulator's own substrate does.
+    group = (meta.get("labels") or {}).get(GROUP_LABEL)
+    if group:
+        ours[GROUP_LABEL] = str(group)
     extra = dict(_get(job, "spec", "workloadMetadata", "labels") or {})
     clash = sorted(k for k in extra if k in ours and extra[k] != ours[k])
     if clash:
