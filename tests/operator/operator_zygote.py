@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +31,9 @@ from typing import Any
 # What a start imports before its first request (``__main__`` imports the last two lazily).
 PRELOAD = ("glimmer.operator.__main__", "glimmer.operator.main", "glimmer.operator.fingerprints")
 REAP_POLL = 0.02  # seconds between two looks at a fork that has not ended yet
+# Set in the zygote's own environment only (never in a start's): the zygote imports this module
+# for zygote_main and must not import the test harness that ForkedOperator builds on.
+IN_ZYGOTE = "GLIMMER_IN_OPERATOR_ZYGOTE"
 
 
 def _exit_code(status: int) -> int:
@@ -104,8 +108,8 @@ class Zygote:
         self.env, self.cwd = env, cwd
         code = "from tests.operator.operator_zygote import zygote_main; zygote_main()"
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-c", code],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd, text=True,
+            [sys.executable, "-u", "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env={**env, IN_ZYGOTE: "1"}, cwd=cwd, text=True,
         )  # fmt: skip
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -137,3 +141,54 @@ class Zygote:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=30)
+
+
+if not os.environ.get(IN_ZYGOTE):
+    # The test side: an Operator whose starts are the zygote's forks (the SIGKILL tests').
+    from tests.operator.conftest import STARTED, Operator, eventually
+    from tools.k8s_standin.cluster import StandInCluster
+
+    class ForkedOperator(Operator):
+        """:class:`~tests.operator.conftest.Operator` whose starts are forks of ``zygote``: the
+        same argv, environment (the zygote's), log file per start and signals; ``pid`` is the
+        running fork's (``proc`` stays None)."""
+
+        def __init__(self, cluster: StandInCluster, zygote: Zygote) -> None:
+            super().__init__(cluster, name="forked")
+            self.zygote = zygote
+            self.pid: int | None = None
+            self.code: int | None = None  # the fork's exit code, once reaped
+
+        def start(self) -> ForkedOperator:
+            self.starts += 1
+            argv = ["run", "--kubeconfig", str(self.cluster.kubeconfig), *self.args]
+            self.pid, self.code = self.zygote.start(argv, self.log), None
+            return self
+
+        def _ended(self) -> bool:
+            if self.pid is not None and self.code is None:
+                self.code = self.zygote.wait(self.pid, 0)
+            return self.pid is None or self.code is not None
+
+        def wait_started(self) -> None:
+            eventually(lambda: self._ended() or STARTED in self.output(), f"{self.name} started")
+
+        def kill(self) -> None:
+            if self.pid is not None and not self._ended():
+                os.kill(self.pid, signal.SIGKILL)
+                if self.zygote.wait(self.pid, 30) is None:
+                    raise AssertionError(f"operator {self.pid} still running 30 s after SIGKILL")
+            self.pid = self.code = None
+
+        def stop(self) -> int | None:
+            if self.pid is None:
+                return None
+            self.wait_started()
+            if not self._ended():
+                os.kill(self.pid, signal.SIGTERM)
+                self.code = self.zygote.wait(self.pid, 30)
+                if self.code is None:
+                    os.kill(self.pid, signal.SIGKILL)
+                    self.code = self.zygote.wait(self.pid, 30)
+            code, self.pid, self.code = self.code, None, None
+            return code

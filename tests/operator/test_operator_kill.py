@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -26,9 +25,7 @@ from tests.operator.conftest import (
     PODS,
     REPO,
     RUNS,
-    STARTED,
     TERMINAL,
-    Operator,
     apply_short_tests,
     eventually,
     get_run,
@@ -39,59 +36,13 @@ from tests.operator.conftest import (
     stamps,
     validate_run,
 )
-from tests.operator.operator_zygote import Zygote
+from tests.operator.operator_zygote import ForkedOperator, Zygote
 from tools.k8s_standin.cluster import StandInCluster
 
 KILLS = 30
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # The host profile's tests whose verdict does not hang on a busy machine's disk speed.
 STEADY = ("host-kernel-and-links", "host-memory", "host-fingerprint")
-
-
-class ForkedOperator(Operator):
-    """:class:`~tests.operator.conftest.Operator` whose starts are forks of ``zygote``: the
-    same argv, environment (the zygote's), log file per start and signals; ``pid`` is the
-    running fork's (``proc`` stays None)."""
-
-    def __init__(self, cluster: StandInCluster, zygote: Zygote) -> None:
-        super().__init__(cluster, name="forked")
-        self.zygote = zygote
-        self.pid: int | None = None
-        self.code: int | None = None  # the fork's exit code, once reaped
-
-    def start(self) -> ForkedOperator:
-        self.starts += 1
-        argv = ["run", "--kubeconfig", str(self.cluster.kubeconfig), *self.args]
-        self.pid, self.code = self.zygote.start(argv, self.log), None
-        return self
-
-    def _ended(self) -> bool:
-        if self.pid is not None and self.code is None:
-            self.code = self.zygote.wait(self.pid, 0)
-        return self.pid is None or self.code is not None
-
-    def wait_started(self) -> None:
-        eventually(lambda: self._ended() or STARTED in self.output(), f"{self.name} started")
-
-    def kill(self) -> None:
-        if self.pid is not None and not self._ended():
-            os.kill(self.pid, signal.SIGKILL)
-            if self.zygote.wait(self.pid, 30) is None:
-                raise AssertionError(f"operator {self.pid} still running 30 s after SIGKILL")
-        self.pid = self.code = None
-
-    def stop(self) -> int | None:
-        if self.pid is None:
-            return None
-        self.wait_started()
-        if not self._ended():
-            os.kill(self.pid, signal.SIGTERM)
-            self.code = self.zygote.wait(self.pid, 30)
-            if self.code is None:
-                os.kill(self.pid, signal.SIGKILL)
-                self.code = self.zygote.wait(self.pid, 30)
-        code, self.pid, self.code = self.code, None, None
-        return code
 
 
 @pytest.fixture
