@@ -34,18 +34,11 @@ from glimmer.certify.platform.vocab import (
     NODE,
 )
 from glimmer.errors import InputError, Location
+from glimmer.operator.certify.job_status import get as _get
 
 Obj = dict[str, Any]
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-
-
-def _get(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
 
 
 def job_label_patch(job: str) -> Obj:
