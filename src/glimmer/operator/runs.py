@@ -33,7 +33,7 @@ from glimmer.engine.keys import FINALIZER, RUN_LABEL
 from glimmer.operator.context import OperatorContext
 from glimmer.operator.daemons import without_kopf_finalizer
 from glimmer.operator.passes import Passes, retry_after
-from glimmer.operator.wakes import Key, Wakes
+from glimmer.operator.wakes import Key, Wakes, key_of
 
 GROUP, VERSION, PLURAL = "burnin.glimmer.ai", "v1alpha1", "burninruns"
 DAEMON_ID = "burninrun-passes"
@@ -76,7 +76,7 @@ class RunHandlers:
     async def run_event(self, event: kopf.RawEvent) -> None:
         body = event.get("object") or {}
         meta = body.get("metadata") or {}
-        key: Key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        key = key_of(meta)
         if event.get("type") == "DELETED":
             self.wakes.forget(key)
             return

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 Key = tuple[str, str]  # (namespace, run name)
+
+
+def key_of(meta: Mapping[str, Any]) -> Key:
+    """The (namespace, name) an object's metadata names; a cluster-scoped or unnamespaced
+    object counts as ``default``'s, as the daemons key it."""
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
 
 SETTLE = 0.1  # seconds a woken daemon waits for the rest of a burst of events
 

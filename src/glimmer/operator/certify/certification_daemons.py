@@ -31,7 +31,7 @@ import kopf
 
 from glimmer.operator.daemons import without_kopf_finalizer
 from glimmer.operator.passes import retry_after
-from glimmer.operator.wakes import Key, Wakes
+from glimmer.operator.wakes import Key, Wakes, key_of
 
 log = logging.getLogger("glimmer.operator.certify")
 
@@ -88,7 +88,7 @@ class Kind:
     async def event(self, event: kopf.RawEvent) -> None:
         body = event.get("object") or {}
         meta = body.get("metadata") or {}
-        key: Key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        key = key_of(meta)
         if event.get("type") == "DELETED":
             self.wakes.forget(key)
             return
