@@ -66,6 +66,8 @@ def test_kinds_scopes_and_short_names() -> None:
         "Job": ("Namespaced", ["cjob"]),
         "GoodputMeasurement": ("Namespaced", ["gpm"]),
         "BandwidthMeasurement": ("Namespaced", ["bwm"]),
+        "ReportExportPolicy": ("Namespaced", ["rep"]),
+        "ReportExport": ("Namespaced", ["rex"]),
     }
     assert {c["spec"]["group"] for c in CRDS.values()} == {"certify.glimmer.ai"}
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from glimmer.api.certify.kinds import CERTIFY_KINDS
 from glimmer.api.certify.meta import API_VERSION, CertifyResource
+from glimmer.api.certify.report_export import PRINTER_COLUMNS as EXPORT_COLUMNS
 from glimmer.api.crd import crd as burnin_crd
 from glimmer.api.crd import to_yaml
 
@@ -76,6 +77,7 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         _condition("Complete"),
         _AGE,
     ],
+    **EXPORT_COLUMNS,
 }
 
 

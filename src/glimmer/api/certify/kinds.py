@@ -7,6 +7,7 @@ from glimmer.api.certify.job import Job
 from glimmer.api.certify.logprofile import LogProfile
 from glimmer.api.certify.measurement import BandwidthMeasurement, GoodputMeasurement
 from glimmer.api.certify.meta import API_VERSION, CertifyResource
+from glimmer.api.certify.report_export import ReportExport, ReportExportPolicy
 from glimmer.api.certify.workflow import Workflow
 from glimmer.api.certify.workloadrun import WorkloadRun
 from glimmer.api.kinds import register_kind
@@ -20,6 +21,8 @@ CERTIFY_KINDS: tuple[type[CertifyResource], ...] = (
     Job,
     GoodputMeasurement,
     BandwidthMeasurement,
+    ReportExportPolicy,
+    ReportExport,
 )
 
 for _model in CERTIFY_KINDS:
