@@ -260,3 +260,69 @@ def test_a_category_document_that_is_none_names_where_it_was_read(doc: Any) -> N
     with pytest.raises(InputError, match="is not a certification category result") as e:
         category_from_doc(doc, "ConfigMap default/w-result category.json")
     assert str(e.value).startswith("ConfigMap default/w-result category.json")
+
+
+ITERATED = [
+    {**ALL_REDUCE, "options": {"nodesPerJob": 6, "enableMNNVL": False}},  # isolates the NIC
+    {"domain": "diagnostics", "variant": "dcgm-level2"},
+    {"domain": "training", "variant": "nemotron5-8b", "options": {"nodesPerJob": 6}},
+]
+
+
+@pytest.mark.parametrize("iterations", [1, 2, 3])
+def test_every_iteration_runs_in_replay_as_directly(iterations: int) -> None:
+    twin = FleetSim(TOPO, FAULTS)
+    cats = [{**c, "options": {**c.get("options", {}), "repeatCount": iterations}} for c in ITERATED]
+    spec = _spec(cats, GB200)
+    direct = certify(TwinSubstrate(twin), spec, seed=2)
+    assert _replayed_certify(twin, spec, seed=2) == direct
+    once = certify(TwinSubstrate(twin), _spec(ITERATED, GB200), seed=2)
+    for cat, single in zip(direct.categories, once.categories, strict=True):
+        doc = category_to_doc(cat)
+        assert [i["number"] for i in doc["iterations"]] == list(range(1, iterations + 1))
+        # The twin is judged at time 0: every iteration sees the same faults.
+        assert {i["status"] for i in doc["iterations"]} == {single.status}
+        assert cat.failed_nodes == single.failed_nodes and cat.groups == single.groups
+        assert cat.runtime_s == pytest.approx(iterations * single.runtime_s)
+        assert category_to_doc(category_from_doc(json.loads(json.dumps(doc)))) == doc
+
+
+def test_each_iteration_asks_for_its_own_jobs_and_says_which() -> None:
+    twin = TwinSubstrate(FleetSim(TOPO, FAULTS[:1]))
+    spec = _spec(
+        [{"domain": "diagnostics", "variant": "dcgm-level2", "options": {"repeatCount": 3}}], GB200
+    )
+    run = _replay(twin, spec.categories[0], spec, 0)
+    # 18 DCGM jobs an iteration, each iteration's submitted together: a replay each, one more.
+    assert run.replays == 4 and len(run.ledger.creates) == 3 * 18
+    assert len(set(run.ledger.creates)) == len(run.ledger.creates)
+    started: list[tuple[int, int]] = []
+    sub = ReplaySubstrate(
+        twin.nodes(),
+        twin.fabric,
+        run.ledger,
+        twin.name,
+        twin.platform,
+        workflow=truncate("t-diagnostics-dcgm-level2", WORKFLOW_MAX),
+    )
+    target = target_nodes(twin.name, twin.nodes(), spec, twin.taint_note)
+
+    def begin(i: int, done: Any) -> None:
+        started.append((i, len(done)))
+        sub.begin_iteration(i)
+
+    run_category(sub, spec.categories[0], list(target.nodes), 0, begin)
+    assert started == [(1, 0), (2, 1), (3, 2)]
+    assert sorted(set(sub.iteration_of.values())) == [1, 2, 3]
+    assert sorted(sub.iteration_of) == sorted(run.ledger.creates)
+    assert sum(i == 3 for i in sub.iteration_of.values()) == 18
+
+
+def test_a_diagnosis_runs_once_whatever_the_repeat_count() -> None:
+    twin = FleetSim(TOPO, FAULTS[:1])
+    diagnose = {**ALL_REDUCE, "options": {"testScale": "diagnose"}}
+    repeated = {**ALL_REDUCE, "options": {"testScale": "diagnose", "repeatCount": 3}}
+    once = certify(TwinSubstrate(twin), _spec([diagnose], GB200))
+    asked = certify(TwinSubstrate(twin), _spec([repeated], GB200))
+    assert asked.categories == once.categories
+    assert len(category_to_doc(asked.categories[0])["iterations"]) == 1

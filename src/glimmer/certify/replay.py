@@ -20,6 +20,10 @@ the whole name): the group is the core job's name (``screen-0``, ``bisect-2-0a``
 DCGM job), ``n`` counts the requests of that group name in this replay, so a name the core uses
 twice (a group screened, then probed again under the same name) is two jobs. A replay must
 therefore start from a fresh substrate: construct one :class:`ReplaySubstrate` per reconcile.
+A category's iterations (repeatCount) ask for each group again, so a group's ``n``-th request
+is its ``n``-th iteration where nothing probes it twice; :meth:`ReplaySubstrate.begin_iteration`
+tells the substrate which iteration the core is in, and :attr:`ReplaySubstrate.iteration_of`
+says which iteration asked for each key (a Workflow's status groups its Jobs by it).
 """
 
 from __future__ import annotations
@@ -114,6 +118,13 @@ class ReplaySubstrate:
         self._asked: dict[str, int] = {}  # group -> jobs of it asked for in this replay
         self._keys: dict[str, Job] = {}  # key -> the job it names, in this replay
         self.finished = 0  # jobs this replay read back from the ledger
+        self.iteration = 1  # the core's iteration (begin_iteration)
+        self.iteration_of: dict[str, int] = {}  # key -> the iteration that asked for it
+
+    def begin_iteration(self, number: int) -> None:
+        """The core starts its iteration ``number`` (1-based): keys asked for from now on
+        belong to it."""
+        self.iteration = number
 
     @property
     def name(self) -> str:
@@ -146,6 +157,7 @@ class ReplaySubstrate:
                 raise RuntimeError(f"no free job key for {group} iteration {n}")
             key = truncate(f"{self.workflow}-{group}-iter-{n}-{salt}", JOB_MAX)
         self._keys[key] = job
+        self.iteration_of[key] = self.iteration
         return key
 
     def run(self, job: Job) -> JobLog:

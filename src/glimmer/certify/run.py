@@ -18,14 +18,14 @@ assembled from the categories' results by the same :func:`cert_result` the direc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from glimmer.certify.category.communication import run_communication
 from glimmer.certify.category.diagnostics import run_diagnostics
 from glimmer.certify.category.training import run_training_category
 from glimmer.certify.grouping import RACK_LABEL, NodeInfo
-from glimmer.certify.result import CategoryResult, CertResult
+from glimmer.certify.result import CategoryResult, CertResult, IterationRun, dedupe
 from glimmer.certify.spec import Category, CertSpec
 from glimmer.certify.substrate import Substrate
 from glimmer.certify.target import arch_of, majority_arch, no_target, select, unknown_name
@@ -99,10 +99,57 @@ def certify(substrate: Substrate, spec: CertSpec, *, seed: int = 0) -> CertResul
     return cert_result(spec, substrate.name, target, cats, seed=seed, platform=substrate.platform)
 
 
+def iterations_of(cat: Category) -> int:
+    """How many times ``cat`` runs: its repeatCount, but a diagnosis once. A diagnosis repeats
+    its collective over the rounds it needs to name a node and ends on a per-node verdict
+    (§3.2 handleIterationComplete hands a diagnose Workflow to §7.3, never back to the next
+    iteration); running it again would re-screen nodes it already cleared or named."""
+    return 1 if cat.options.test_scale == "diagnose" else max(cat.options.iterations, 1)
+
+
 def run_category(
+    substrate: Substrate,
+    cat: Category,
+    nodes: list[NodeInfo],
+    seed: int,
+    on_iteration: Callable[[int, Sequence[CategoryResult]], None] | None = None,
+) -> CategoryResult:
+    """Run one category over the certified ``nodes``, every iteration of it
+    (:func:`iterations_of`); ``on_iteration(i, done)`` is told as iteration ``i`` starts, with
+    the results of those before it (a Workflow's status follows them)."""
+    runs: list[CategoryResult] = []
+    for i in range(1, iterations_of(cat) + 1):
+        if on_iteration is not None:
+            on_iteration(i, tuple(runs))
+        runs.append(_run_once(substrate, cat, nodes, seed))
+    return over_iterations(runs)
+
+
+def over_iterations(runs: Sequence[CategoryResult]) -> CategoryResult:
+    """One category's result from its iterations: failed when any failed, naming every node
+    any failed (a node that passed once and failed later is not healthy), the last
+    iteration's groups and figures (§3.2: the final iteration stays in ``groups``), the
+    runtime of all. One iteration is its own result."""
+    if len(runs) == 1:
+        return runs[0]
+    last = runs[-1]
+    failed = [(i, r) for i, r in enumerate(runs, 1) if not r.passed]
+    why = "; ".join(
+        f"iteration {i}/{len(runs)}: {r.failure_reason}" for i, r in failed if r.failure_reason
+    )
+    return replace(
+        last,
+        status="Failed" if failed else last.status,
+        failed_nodes=tuple(dedupe([f for r in runs for f in r.failed_nodes])),
+        failure_reason=why,
+        runtime_s=sum(r.runtime_s for r in runs),
+        iterations=tuple(IterationRun(i, r.status, r.runtime_s) for i, r in enumerate(runs, 1)),
+    )
+
+
+def _run_once(
     substrate: Substrate, cat: Category, nodes: list[NodeInfo], seed: int
 ) -> CategoryResult:
-    """Run one category over the certified ``nodes``."""
     if cat.kind == "nccl":
         return run_communication(substrate, cat, nodes, seed)
     if cat.kind == "dcgm":

@@ -40,6 +40,7 @@ class Options:
     enable_checkpoint: bool = False
     max_restarts: int = 3
     save_interval: int = 250
+    iterations: int = 1  # repeatCount: the times the category runs (diagnose: once, §3.2)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ def _options(o: CategoryOptions) -> Options:
         enable_checkpoint=bool(o.enable_checkpoint),
         max_restarts=o.max_restarts if o.max_restarts is not None else d.max_restarts,
         save_interval=o.save_interval or d.save_interval,
+        iterations=o.repeat_count or d.iterations,
     )
 
 
