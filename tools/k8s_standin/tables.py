@@ -2,7 +2,9 @@
 as=Table;v=v1;g=meta.k8s.io``) and prints as columns.
 
 A custom resource's columns are its CRD's ``additionalPrinterColumns`` (JSONPath subset:
-``.a.b``, ``[n]``, ``[*]`` and ``[?(@.k=="v")]``; several results are joined by spaces; a
+``.a.b``, ``[n]`` (``[-1]`` from the end), ``[*]``, slices ``[a:b]`` (``[-1:]``: the last, as
+Trainer's TrainJob column reads its newest condition) and ``[?(@.k=="v")]``; several results
+are joined by spaces; a
 ``date`` column is shown as an age, as the API server does); Pods and Nodes get the columns
 kubectl shows for them; anything else gets Name and Age.
 """
@@ -18,20 +20,36 @@ from tools.k8s_standin.resources import ResourceType
 from tools.k8s_standin.store import Obj
 
 _STEP = re.compile(
-    r"\.([A-Za-z0-9_-]+)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*[\"']([^\"']*)[\"']\)\]"
+    r"\.([A-Za-z0-9_-]+)|\[(-?\d+|\*)\]|\[(-?\d*:-?\d*)\]"
+    r"|\[\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*[\"']([^\"']*)[\"']\)\]"
 )
+
+
+def _steps(path: str) -> list[re.Match[str]] | None:
+    """The steps of ``path``, None when it is outside the subset."""
+    out, pos = [], 0
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        if m is None:
+            return None
+        out.append(m)
+        pos = m.end()
+    return out
+
+
+def supported(path: str) -> bool:
+    """Whether ``path`` is in the subset (a printer column outside it would print nothing)."""
+    return _steps(path) is not None
 
 
 def jsonpath(obj: Any, path: str) -> list[Any]:
     """Every value ``path`` reaches in ``obj`` (empty when it reaches nothing)."""
+    steps = _steps(path)
+    if steps is None:
+        return []
     nodes = [obj]
-    pos = 0
-    while pos < len(path):
-        m = _STEP.match(path, pos)
-        if m is None:
-            return []
-        pos = m.end()
-        field, index, fkey, fval = m.groups()
+    for m in steps:
+        field, index, span, fkey, fval = m.groups()
         out: list[Any] = []
         for node in nodes:
             if field is not None and isinstance(node, Mapping) and field in node:
@@ -42,9 +60,12 @@ def jsonpath(obj: Any, path: str) -> list[Any]:
                 index is not None
                 and index != "*"
                 and isinstance(node, list)
-                and int(index) < len(node)
+                and -len(node) <= int(index) < len(node)
             ):
                 out.append(node[int(index)])
+            elif span is not None and isinstance(node, list):
+                start, _, stop = span.partition(":")
+                out.extend(node[int(start) if start else None : int(stop) if stop else None])
             elif fkey is not None and isinstance(node, list):
                 out.extend(
                     i for i in node if [str(v) for v in jsonpath(i, "." + fkey)][:1] == [fval]

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
+import yaml
 
 from tests.tools.k8s_standin.conftest import MERGE, NODES, RUNS, node_body, run_body
-from tools.k8s_standin.tables import jsonpath
+from tools.k8s_standin.tables import jsonpath, supported
+
+REPO = Path(__file__).resolve().parents[3]
+CRD_DIRS = (REPO / "deploy" / "crds", REPO / "deploy" / "crds-certify")
+TRAINER = REPO.parent / "shared" / "schemas" / "kubeflow-trainer"
 
 TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
 
@@ -55,3 +62,27 @@ def test_the_jsonpath_subset_reaches_lists_and_filters() -> None:
     assert jsonpath(obj, ".spec.tests[1].testRef") == ["b"]
     assert jsonpath(obj, '.status.conditions[?(@.type=="Succeeded")].status') == ["True"]
     assert jsonpath(obj, ".status.missing") == []
+
+
+def test_negative_indexes_and_slices_read_from_the_end() -> None:
+    obj = {"status": {"conditions": [{"type": "Created"}, {"type": "Running"}, {"type": "Done"}]}}
+    assert jsonpath(obj, ".status.conditions[-1:].type") == ["Done"]
+    assert jsonpath(obj, ".status.conditions[-1].type") == ["Done"]
+    assert jsonpath(obj, ".status.conditions[0:2].type") == ["Created", "Running"]
+    assert jsonpath(obj, ".status.conditions[1:].type") == ["Running", "Done"]
+    assert jsonpath(obj, ".status.conditions[-4].type") == []
+    assert jsonpath({"status": {"conditions": []}}, ".status.conditions[-1:].type") == []
+
+
+def test_every_printer_column_of_our_crds_and_trainers_is_in_the_subset() -> None:
+    found = 0
+    for path in [*CRD_DIRS[0].glob("*.yaml"), *CRD_DIRS[1].glob("*.yaml"), *TRAINER.glob("*.y*ml")]:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            for version in doc["spec"]["versions"]:
+                for column in version.get("additionalPrinterColumns") or ():
+                    found += 1
+                    assert supported(column["jsonPath"]), (path.name, column["jsonPath"])
+    assert found > 40
+    assert not supported(".status.conditions[?(@.type=~/x/)]")  # a form the subset refuses
