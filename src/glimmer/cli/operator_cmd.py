@@ -71,6 +71,13 @@ def run(
             "served; the Deployment of deploy/operator serves it on 8080).",
         ),
     ] = None,
+    allow_plain_http_exports: Annotated[
+        bool,
+        typer.Option(
+            "--allow-plain-http-exports",
+            help="Let ReportExports deliver to http:// webhooks (default: https only).",
+        ),
+    ] = False,
 ) -> None:
     """Run the operator in the foreground until SIGINT or SIGTERM.
 
@@ -87,6 +94,7 @@ def run(
             peering=peering,
             liveness=liveness,
             metrics=metrics,
+            allow_plain_http_exports=allow_plain_http_exports,
         )
     except UsageError as e:
         raise InputError(str(e)) from None

@@ -74,7 +74,9 @@ def run(options: OperatorOptions) -> None:
         context.identity,
         f"namespace {options.namespace}" if options.namespace else "all namespaces",
     )
-    registry, drain = assemble(context, options.metrics)
+    registry, drain = assemble(
+        context, options.metrics, allow_plain_http_exports=options.allow_plain_http_exports
+    )
     stop = threading.Event()
     failed: list[BaseException] = []
 

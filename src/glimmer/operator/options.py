@@ -2,9 +2,11 @@
 CLI (which must never import them) refuses bad input itself before it starts the operator.
 
 ``run [--kubeconfig K] [--namespace N | --all-namespaces] [--standalone | --peering NAME]
-[--liveness URL] [--metrics HOST:PORT]``. Without a namespace choice the operator serves every
-namespace; without a peering choice it elects a leader through the peering object
-``glimmer-operator``; without ``--metrics`` no ``/metrics`` is served.
+[--liveness URL] [--metrics HOST:PORT] [--allow-plain-http-exports]``. Without a namespace
+choice the operator serves every namespace; without a peering choice it elects a leader
+through the peering object ``glimmer-operator``; without ``--metrics`` no ``/metrics`` is
+served; without ``--allow-plain-http-exports`` a ReportExport to an ``http://`` webhook is
+refused (reports go over HTTPS only).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class OperatorOptions:
     peering: str = DEFAULT_PEERING
     liveness: str | None = None
     metrics: tuple[str, int] | None = None  # where /metrics is served (None: not served)
+    allow_plain_http_exports: bool = False  # ReportExports to http:// webhooks allowed
 
     def argv(self) -> list[str]:
         """These options as ``run`` arguments (what the CLI hands to ``python -m``)."""
@@ -55,6 +58,8 @@ class OperatorOptions:
             out += ["--liveness", self.liveness]
         if self.metrics is not None:
             out += ["--metrics", f"{self.metrics[0]}:{self.metrics[1]}"]
+        if self.allow_plain_http_exports:
+            out += ["--allow-plain-http-exports"]
         return out
 
 
@@ -67,6 +72,7 @@ def checked(
     peering: str | None = None,
     liveness: str | None = None,
     metrics: str | None = None,
+    allow_plain_http_exports: bool = False,
 ) -> OperatorOptions:
     """The options, or :class:`UsageError` naming what is wrong."""
     if namespace is not None and all_namespaces:
@@ -93,6 +99,7 @@ def checked(
         peering=peering or DEFAULT_PEERING,
         liveness=liveness,
         metrics=_address(metrics) if metrics is not None else None,
+        allow_plain_http_exports=allow_plain_http_exports,
     )
 
 
@@ -123,6 +130,7 @@ def parse(argv: Sequence[str]) -> OperatorOptions:
     parser.add_argument("--peering")
     parser.add_argument("--liveness")
     parser.add_argument("--metrics")
+    parser.add_argument("--allow-plain-http-exports", action="store_true")
     args = parser.parse_args(list(argv))
     return checked(
         kubeconfig=args.kubeconfig,
@@ -132,4 +140,5 @@ def parse(argv: Sequence[str]) -> OperatorOptions:
         peering=args.peering,
         liveness=args.liveness,
         metrics=args.metrics,
+        allow_plain_http_exports=args.allow_plain_http_exports,
     )

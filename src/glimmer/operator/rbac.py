@@ -116,6 +116,17 @@ GRANTS: tuple[Grant, ...] = (
           "results by size, Measuring/Complete", unobserved=("update",)),
     Grant(CERTIFY, "logprofiles", ("get",), "a measurement's LogProfile, by name",
           unobserved=("get",)),
+    Grant(CERTIFY, "reportexportpolicies", ("get", "list", "watch"),
+          "report-export policies: watched, read live, never written",
+          unobserved=("get", "list", "watch")),
+    Grant(CERTIFY, "reportexports", ("create", "delete", "get", "list", "watch"),
+          "one per finished Certification a policy matches, created if absent by name, listed "
+          "by policy label; watched and read live by its controller; deleted (UID "
+          "precondition) after its retention",
+          unobserved=("create", "delete", "get", "list", "watch")),
+    Grant(CERTIFY, "reportexports/status", ("update",),
+          "the delivery's checkpoint: snapshot digest, attempts, next attempt, outcome",
+          unobserved=("update",)),
     Grant(TRAINER, "trainjobs", ("create", "delete", "get", "list", "watch"),
           "a Job's workload <job>-workload: created, read, watched by the job label, deleted on "
           "failure, restart and Job deletion",

@@ -95,6 +95,8 @@ class WebhookSink:
         self._token = token
         self._secret = secret
         self._deadline = Deadline()
+        # The HTTP status of the last answer (None: no answer), for a caller that records it.
+        self.last_status: int | None = None
         verify = _verify(ca_bundle, insecure_skip_verify, url)
         self._client = httpx.Client(
             transport=transport or DeadlineTransport(self._deadline, verify),
@@ -125,12 +127,13 @@ class WebhookSink:
 
     def send(self, envelope: Envelope, body: bytes, timeout: float) -> None:
         headers = self.headers(envelope, body)
+        self.last_status = None
         self._deadline.at = self._deadline.clock() + max(timeout, 0.0)
         try:
             with self._client.stream(
                 "POST", self.url, content=body, headers=headers, timeout=timeout
             ) as response:
-                status = response.status_code
+                status = self.last_status = response.status_code
                 if 200 <= status < 300:
                     return  # the body of an acceptance is not needed: left unread
                 content = _head(response)

@@ -44,20 +44,15 @@ def _between(low: float, high: float, shown: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-def _duration(default: str, low: float, high: float, shown: str) -> Any:
-    return Annotated[
-        str,
-        Field(default, pattern=DURATION_PATTERN, description=f"A Go duration, {shown}."),
-        _between(low, high, shown),
-    ]
+def _field(default: str, shown: str) -> Any:
+    return Field(default, pattern=DURATION_PATTERN, description=f"A Go duration, {shown}.")
 
 
-Timeout = _duration("10s", 1.0, 300.0, "1s..5m")
-InitialBackoff = _duration("10s", 1.0, HOUR, "1s..1h")
-MaxBackoff = _duration("15m", 1.0, 24 * HOUR, "1s..24h")
-MaxElapsed = _duration("24h", 1.0, 720 * HOUR, "at most 720h")
-Retained = _duration("168h", HOUR, 8760 * HOUR, "1h..8760h")
-RetainedFailed = _duration("720h", HOUR, 8760 * HOUR, "1h..8760h")
+Timeout = Annotated[str, _between(1.0, 300.0, "1s..5m")]
+InitialBackoff = Annotated[str, _between(1.0, HOUR, "1s..1h")]
+MaxBackoff = Annotated[str, _between(1.0, 24 * HOUR, "1s..24h")]
+MaxElapsed = Annotated[str, _between(1.0, 720 * HOUR, "at most 720h")]
+Retained = Annotated[str, _between(HOUR, 8760 * HOUR, "1h..8760h")]
 
 
 class LabelSelector(Wire):
@@ -69,11 +64,12 @@ class LabelSelector(Wire):
 
     def matches(self, labels: dict[str, str]) -> bool:
         """Whether an object carrying ``labels`` is selected."""
-        for key, value in (self.match_labels or {}).items():
-            if labels.get(key) != value:
+        for key, wanted in (self.match_labels or {}).items():
+            if labels.get(key) != wanted:
                 return False
         for req in self.match_expressions or ():
-            present, value = req.key in labels, labels.get(req.key)
+            present = req.key in labels
+            value = labels.get(req.key)
             values = req.values or []
             if req.operator == "In" and value not in values:
                 return False
@@ -102,17 +98,17 @@ class ExportWebhook(Wire):
 
     url: str = Field(pattern=URL_PATTERN, max_length=2048)
     bearer_token_secret_ref: SecretKeySelector | None = None
-    timeout: Timeout = "10s"
+    timeout: Timeout = _field("10s", "1s..5m")
 
 
 class ExportRetry(Wire):
     """Exponential backoff from ``initialBackoff`` doubling to ``maxBackoff``; a cycle ends
     after ``maxAttempts`` attempts (the first included) or ``maxElapsedTime`` from its start."""
 
-    initial_backoff: InitialBackoff = "10s"
-    max_backoff: MaxBackoff = "15m"
+    initial_backoff: InitialBackoff = _field("10s", "1s..1h")
+    max_backoff: MaxBackoff = _field("15m", "1s..24h")
     max_attempts: Int32 = Field(100, ge=1, le=10000)
-    max_elapsed_time: MaxElapsed = "24h"
+    max_elapsed_time: MaxElapsed = _field("24h", "at most 720h")
 
     @model_validator(mode="after")
     def _backoff_grows(self) -> ExportRetry:
@@ -128,8 +124,8 @@ class ExportRetry(Wire):
 class ExportRetention(Wire):
     """How long a finished ReportExport is kept, by outcome, from its completion."""
 
-    succeeded: Retained = "168h"
-    failed: RetainedFailed = "720h"
+    succeeded: Retained = _field("168h", "1h..8760h")
+    failed: Retained = _field("720h", "1h..8760h")
 
 
 class ReportExportPolicySpec(Wire):

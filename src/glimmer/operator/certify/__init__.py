@@ -18,7 +18,13 @@ from glimmer.certify.platform.vocab import (
     WORKFLOW_LABEL,
     WORKLOAD_RUN_LABEL,
 )
-from glimmer.operator.certify import certification, jobs_register, workflow, workloadrun
+from glimmer.operator.certify import (
+    certification,
+    jobs_register,
+    report_export_register,
+    workflow,
+    workloadrun,
+)
 from glimmer.operator.certify.certification_daemons import Kind, wake_by_label
 from glimmer.operator.certify.workflow_cluster import Cluster
 from glimmer.operator.context import OperatorContext
@@ -27,10 +33,17 @@ VERSION = "v1alpha1"
 RECONCILE_THREADS = 4  # certification reconciles are API work; a few at once at most
 
 
-def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
+def register(
+    registry: kopf.OperatorRegistry,
+    context: OperatorContext,
+    *,
+    allow_plain_http_exports: bool = False,
+) -> None:
     """Every certification controller's handlers on ``registry``: the Job and measurement
     controllers' (:mod:`.jobs_register`) and the Certification, Workflow and WorkloadRun
-    controllers' (one daemon per object, :mod:`.certification_daemons`)."""
+    controllers' (one daemon per object, :mod:`.certification_daemons`), and the report-export
+    ones (:mod:`.report_export_register`; plain http webhooks only where
+    ``allow_plain_http_exports``)."""
     jobs_register.register(registry, context)
     cluster = Cluster(context.backend.client)
     now = context.clock.now
@@ -64,6 +77,9 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> None:
     wake_by_label(registry, CERTIFY_GROUP, VERSION, "jobs", WORKFLOW_LABEL, flows)
     wake_by_label(registry, CERTIFY_GROUP, VERSION, "workflows", CERTIFICATION_LABEL, certs)
     wake_by_label(registry, CERTIFY_GROUP, VERSION, "workflows", WORKLOAD_RUN_LABEL, runs)
+    report_export_register.register(
+        registry, context, cluster, pool, allow_plain_http=allow_plain_http_exports
+    )
 
     @kopf.on.cleanup(id="certify-reconciles-close", registry=registry)
     async def close(**_: Any) -> None:
