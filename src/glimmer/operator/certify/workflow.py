@@ -86,6 +86,11 @@ from glimmer.operator.certify.dependencies import (
 from glimmer.operator.certify.dependencies import delete_in_reverse as delete_dependencies
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
 from glimmer.operator.certify.workflow_discovery import Refused, category_of, discover
+from glimmer.operator.certify.workflow_iterations import (
+    Progress,
+    current_iteration,
+    total_iterations,
+)
 from glimmer.operator.certify.workflow_result import (
     CATEGORY_KEY,
     PLATFORM_KEY,
@@ -165,32 +170,45 @@ class WorkflowController:
             workflow=str(meta(wf).get("name")),
         )
         category = category_of(wf)
+        if category is not None:
+            # The Workflow's iterations as it runs (an override may have replaced them).
+            wanted = int(get_path(spec, "orchestration", "iterations") or 1)
+            category = dataclasses.replace(
+                category, options=dataclasses.replace(category.options, iterations=wanted)
+            )
+        progress = Progress(substrate, total_iterations(spec, category))
         try:
             if category is not None:
-                result = run_category(substrate, category, list(target.nodes), 0)
+                result = run_category(substrate, category, list(target.nodes), 0, progress.begin)
             else:
-                result = run_workload(substrate, str(meta(wf).get("name")), spec, target.nodes)
+                result = run_workload(
+                    substrate, str(meta(wf).get("name")), spec, target.nodes, progress.begin
+                )
         except JobsPending as pending:
             wf = live[0]
-            jobs = ledger.jobs()
-            status["orchestration"] = {
-                **(status.get("orchestration") or {}),
-                "groups": _groups(jobs.values()),
-            }
+            started = progress.current > current_iteration(status)
+            status["orchestration"] = progress.status(status, ledger.jobs())
+            if started:
+                # §3.2 handleIterationComplete: the last iteration is done, this one starts.
+                message = (
+                    f"Iteration {progress.current - 1}/{progress.total} completed, starting next"
+                )
+                self._write(wf, status, IN_PROGRESS, "IterationCompleted", message)
+                self._note(
+                    wf, "IterationCompleted", message
+                )  # InProgress stays: no event of its own
+                return 0.0  # the next pass says what runs
             running = len(pending.submitted)
-            self._write(
-                wf,
-                status,
-                IN_PROGRESS,
-                "JobsRunning",
-                f"{running} job(s) running, {substrate.finished} finished",
-            )
+            message = f"{running} job(s) running, {substrate.finished} finished"
+            if progress.total > 1:
+                message = f"Iteration {progress.current}/{progress.total}: {message}"
+            self._write(wf, status, IN_PROGRESS, "JobsRunning", message)
             return self.poll
         except JobNameCollision as e:
             raise Refused("JobNameCollision", str(e)) from None
         except InputError as e:  # what the nodes declare (a fabric label) the core refuses
             raise Refused("InvalidInput", str(e)) from None
-        self._complete(live[0], status, spec, target, platform, result, ledger.jobs())
+        self._complete(live[0], status, spec, target, platform, result, progress, ledger.jobs())
         return None
 
     def _discovered(self, wf: Obj, status: Obj) -> tuple[Targeted | None, str]:
@@ -319,6 +337,7 @@ class WorkflowController:
         target: Targeted,
         platform: str,
         result: CategoryResult,
+        progress: Progress,
         jobs: Mapping[str, Obj],
     ) -> None:
         namespace = str(meta(wf).get("namespace") or "default")
@@ -374,11 +393,9 @@ class WorkflowController:
         status["failedNodesRef"] = {"kind": "ConfigMap", "name": failed_cm}
         status["succeededNodesRef"] = {"kind": "ConfigMap", "name": succeeded_cm}
         status["orchestration"] = {
-            **(status.get("orchestration") or {}),
-            "groups": _groups(jobs.values()),
+            **progress.status(status, jobs, done=True),
             "nodesPerJob": result.nodes_per_job,
             "totalGroups": len(result.groups),
-            "completedIterations": 1,
         }
         if result.isolation is not None:
             status["orchestration"]["diagnose"] = {
@@ -402,10 +419,10 @@ class WorkflowController:
                 "Thresholds evaluated and passed", self.now(),
             )  # fmt: skip
         status["conditions"] = conditions
+        n = progress.total
         if result.passed:
-            self._write(
-                wf, status, SUCCEEDED, "JobCompleted", "All 1 iterations completed successfully"
-            )
+            message = f"All {n} iterations completed successfully"
+            self._write(wf, status, SUCCEEDED, "JobCompleted", message)
             return
         if any(is_true(_conds(j), "HardwareFailed") for j in jobs.values()) or hardware:
             reason = "JobHardwareFailed"
@@ -413,8 +430,10 @@ class WorkflowController:
             reason = "JobValidationFailed"
         else:
             reason = "IterationsFailed"
-        groups = sum(1 for g in result.groups if not g.passed) or len(failed_jobs)
-        message = failed_message(result, groups, hardware=reason == "JobHardwareFailed")
+        groups = progress.failed_groups(result) or len(failed_jobs)
+        message = failed_message(
+            result, groups, hardware=reason == "JobHardwareFailed", iterations=n
+        )
         self._write(wf, status, FAILED, reason, message)
 
     # -- deletion -----------------------------------------------------------------------------
@@ -456,13 +475,15 @@ class WorkflowController:
         self.cluster.event(wf, reason, message, warning=warning, at=self.now())
 
 
-def failed_message(result: CategoryResult, groups: int, *, hardware: bool) -> str:
+def failed_message(
+    result: CategoryResult, groups: int, *, hardware: bool, iterations: int = 1
+) -> str:
     """The Failed condition's message: what failed — groups (§3.2 setFinalStatus "F groups
     failed across N iterations"), the nodes a diagnosis confirmed faulty (§7.4 step 7's
     "Diagnosis complete: ..."), or the failed nodes when neither says it — then why. A
     diagnosis ends with its screen's groups re-judged, so "0 groups failed" would name nothing
     while it named a node."""
-    parts = [f"{groups} groups failed across 1 iterations"] if groups else []
+    parts = [f"{groups} groups failed across {iterations} iterations"] if groups else []
     why = result.failure_reason
     if result.isolation is not None and result.isolation.message not in why:
         parts.append(result.isolation.message)
@@ -501,25 +522,4 @@ def _merge_refs(
         if key not in seen:
             seen.add(key)
             out.append(dict(r))
-    return out
-
-
-def _groups(jobs: Sequence[Mapping[str, Any]] | Any) -> list[Obj]:
-    """The groups as the Jobs show them, in creation order."""
-    out = []
-    for job in jobs:
-        m = meta(job)
-        conds = _conds(job)
-        phase = "Running"
-        if is_true(conds, SUCCEEDED):
-            phase = "Succeeded"
-        elif is_true(conds, FAILED):
-            phase = "Failed"
-        out.append(
-            {
-                "name": str((m.get("labels") or {}).get(f"{GROUP}/group") or m.get("name")),
-                "phase": phase,
-                "jobRef": str(m.get("name")),
-            }
-        )
     return out

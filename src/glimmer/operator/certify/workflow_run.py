@@ -13,7 +13,7 @@ topology when set), once per iteration, judged by the exit code (:func:`run_work
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from glimmer.certify.grouping import NodeInfo, partition
@@ -43,9 +43,15 @@ def nodes_per_job(spec: Any, available: int) -> int:
 
 
 def run_workload(
-    substrate: Substrate, name: str, spec: Any, nodes: Sequence[NodeInfo]
+    substrate: Substrate,
+    name: str,
+    spec: Any,
+    nodes: Sequence[NodeInfo],
+    on_iteration: Callable[[int, Sequence[CategoryResult]], None] | None = None,
 ) -> CategoryResult:
-    """Every group once per iteration, all groups of an iteration at once."""
+    """Every group once per iteration, all groups of an iteration at once; ``on_iteration``
+    as :func:`glimmer.certify.run.run_category`'s (told no results: this one result holds
+    every iteration's groups)."""
     orch = spec.get("orchestration") or {}
     npj = nodes_per_job(spec, len(nodes))
     topology = orch.get("topology") or {}
@@ -61,7 +67,9 @@ def run_workload(
     runs: list[GroupRun] = []
     failed: list[FailedNode] = []
     iterations = max(1, int(orch.get("iterations") or 1))
-    for _ in range(iterations):
+    for i in range(1, iterations + 1):
+        if on_iteration is not None:
+            on_iteration(i, ())
         jobs = [TrainingJob(g.name, g.nodes) for g in groups]
         for g, log in zip(groups, substrate.run_all(jobs), strict=True):
             passed = log.exit_code == 0
