@@ -30,7 +30,13 @@ from glimmer.certify.platform.detect import (
     node_name,
 )
 from glimmer.certify.spec import CertSpec, NodeRequirement, TaintRequirement
-from glimmer.certify.target import arch_of, majority_arch, select
+from glimmer.certify.target import (
+    arch_of,
+    majority_arch,
+    select,
+    unknown_names,
+    unknown_names_message,
+)
 from glimmer.certify.threshold_verdict import go_duration
 from glimmer.errors import InputError, Location
 
@@ -51,6 +57,11 @@ class DiscoveryError(InputError):
     """The target cannot be run as written; ``reason`` is the condition reason to set."""
 
     reason = NODE_DISCOVERY_ERROR
+
+
+class UnknownNodeNames(DiscoveryError):
+    """``nodeNames`` names a node the cluster has no Node of: refused at once, never waited
+    for (a Node that is not there yet is no reason to certify the others without it)."""
 
 
 class PartitionError(DiscoveryError):
@@ -119,10 +130,18 @@ class Discovered:
 def discover_target_nodes(nodes: Sequence[Node], target: Mapping[str, Any] | None) -> Discovered:
     """§3.2 discoverTargetNodes: nodeSelector, matchExpressions, nodeNames, taintSelectors;
     cordoned nodes dropped unless the target includes unschedulable ones (only GPU nodes are
-    reported as cordoned); GPU nodes only; sorted by name."""
+    reported as cordoned); GPU nodes only; sorted by name. A ``nodeNames`` entry no Node has →
+    :class:`UnknownNodeNames`, as the simulator's path refuses it."""
     spec = target_spec(target)
     by_name = {node_name(n): n for n in nodes}
-    matched = select([node_info(n) for n in nodes], replace(spec, include_unschedulable=True))
+    infos = [node_info(n) for n in nodes]
+    unknown = unknown_names(infos, spec.node_names)
+    if unknown:
+        raise UnknownNodeNames(
+            unknown_names_message("the cluster", unknown),
+            Location(field=f"{TARGET_FIELD}.nodeNames"),
+        )
+    matched = select(infos, replace(spec, include_unschedulable=True))
     gpus = [n for n in matched if _gpu(n)]
     keep = spec.keeps_unschedulable
     cordoned = tuple(n.name for n in gpus if n.unschedulable and not keep)

@@ -65,18 +65,34 @@ def no_target(fleet: str, every: Sequence[NodeInfo], spec: CertSpec, note: str) 
     )
 
 
-def unknown_name(fleet: str, every: Sequence[NodeInfo], spec: CertSpec) -> InputError | None:
-    """A ``nodeNames`` entry no node of the fleet has: the filter would drop it without a word,
-    and the node the user meant would go uncertified."""
+def unknown_names(every: Sequence[NodeInfo], names: Sequence[str]) -> list[str]:
+    """The ``nodeNames`` entries no node of ``every`` has, in their order. Left in, the
+    filter would drop them without a word and the node the user meant would go uncertified:
+    both substrates refuse them (:func:`unknown_name` here, the cluster's discovery there)."""
     known = {n.name for n in every}
-    for i, name in enumerate(spec.node_names):
-        if name not in known:
-            return InputError(
-                f"no node of fleet {fleet!r} is named {name!r}: nodeNames filters the "
-                "target, so a misspelt name would leave the node you meant uncertified",
-                spec.locate(f"spec.target.nodeNames[{i}]"),
-            )
-    return None
+    return [name for name in names if name not in known]
+
+
+def unknown_names_message(where: str, unknown: Sequence[str]) -> str:
+    """What a refusal of ``unknown`` names says, ``where`` the nodes were looked for."""
+    shown = ", ".join(repr(n) for n in unknown)
+    return (
+        f"no node of {where} is named {shown}: nodeNames filters the target, so a misspelt "
+        "name would leave the node you meant uncertified"
+    )
+
+
+def unknown_name(fleet: str, every: Sequence[NodeInfo], spec: CertSpec) -> InputError | None:
+    """The first ``nodeNames`` entry no node of the fleet has (:func:`unknown_names`), located
+    at its index."""
+    unknown = unknown_names(every, spec.node_names)
+    if not unknown:
+        return None
+    i = spec.node_names.index(unknown[0])
+    return InputError(
+        unknown_names_message(f"fleet {fleet!r}", unknown[:1]),
+        spec.locate(f"spec.target.nodeNames[{i}]"),
+    )
 
 
 def arch_of(node: NodeInfo) -> str:

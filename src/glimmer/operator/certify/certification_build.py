@@ -36,6 +36,7 @@ from glimmer.certify.discovery import (
     WAITING_FOR_NODES,
     ArchitectureUnknown,
     DiscoveryError,
+    UnknownNodeNames,
     capacity_filter,
     discover_for_category,
 )
@@ -138,6 +139,8 @@ def build_workflow(
         found = discover_for_category(nodes, wire(spec.target))
     except ArchitectureUnknown as e:
         raise BuildRefused("WorkflowValidationFailed", f"{ref}: {e.message}") from None
+    except UnknownNodeNames as e:
+        raise BuildRefused(e.reason, f"{ref}: {e.message}") from None
     except DiscoveryError as e:
         raise NoNodes(WAITING_FOR_NODES, e.message) from None
     platform, arch = found.platform, found.arch
