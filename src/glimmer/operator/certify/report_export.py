@@ -100,17 +100,17 @@ class ExportController:
         if spec.cancel:
             self._finish(body, status, FAILED, "Cancelled", "cancelled by spec.cancel")
             return None
-        if spec.retry_nonce != status.get("observedRetryNonce") and phase:
-            status["observedRetryNonce"] = spec.retry_nonce  # recorded; no cycle restarts
+        if phase and _nonce_changed(spec, status):
+            _observe(status, spec)  # recorded; no cycle restarts while one runs
         if not phase:
             status.update(
                 phase=SNAPSHOTTING,
                 reportID=spec.report_id,
                 snapshotStartedAt=stamp(self.now()),
-                observedRetryNonce=spec.retry_nonce,
                 attempts=0,
                 cycleAttempts=0,
             )
+            _observe(status, spec)
             self._write(body, status, "Snapshotting", "taking the report's snapshot")
             return 0.0
         if phase == SNAPSHOTTING:
@@ -243,11 +243,10 @@ class ExportController:
         )
 
     def _finished(self, body: Obj, status: Obj, spec: ReportExportSpec) -> float | None:
-        nonce = spec.retry_nonce
-        if status.get("phase") == FAILED and nonce != status.get("observedRetryNonce"):
+        if status.get("phase") == FAILED and _nonce_changed(spec, status):
             if spec.cancel:
                 return None
-            return self._new_cycle(body, status, nonce)
+            return self._new_cycle(body, status, spec)
         done = parse_time(status.get("completionTime"))
         if done is None:
             return None
@@ -266,9 +265,9 @@ class ExportController:
             )  # fmt: skip
         return None
 
-    def _new_cycle(self, body: Obj, status: Obj, nonce: str | None) -> float:
+    def _new_cycle(self, body: Obj, status: Obj, spec: ReportExportSpec) -> float:
         now = self.now()
-        status["observedRetryNonce"] = nonce
+        nonce = _observe(status, spec)
         for key in ("completionTime", "nextAttemptTime"):
             status.pop(key, None)
         if not status.get("snapshotRef"):
@@ -318,3 +317,17 @@ class ExportController:
                     raise
                 body = fresh
         raise Conflict(f"ReportExport {meta(body).get('name')}: status kept conflicting")
+
+
+def _nonce_changed(spec: ReportExportSpec, status: Obj) -> bool:
+    return (spec.retry_nonce or "") != (status.get("observedRetryNonce") or "")
+
+
+def _observe(status: Obj, spec: ReportExportSpec) -> str:
+    """Record the spec's retryNonce as observed (none: the field left out); the nonce."""
+    nonce = spec.retry_nonce or ""
+    if nonce:
+        status["observedRetryNonce"] = nonce
+    else:
+        status.pop("observedRetryNonce", None)
+    return nonce
