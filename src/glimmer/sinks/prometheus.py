@@ -39,6 +39,13 @@ TEST_METRIC = "burnin_test_metric"
 RUNS_TRACKED = "burnin_exporter_runs_tracked"
 RUNS_EVICTED = "burnin_exporter_runs_evicted_total"
 METRICS_DROPPED = "burnin_exporter_metrics_dropped_total"
+# Certification measurements' gauges (specs/certify.md §6.1, §6.3), held by key (hold/forget).
+NCCL_ALGBW = "burnin_nccl_algbw_gbps"
+NCCL_BUSBW = "burnin_nccl_busbw_gbps"
+GOODPUT_RATIO = "burnin_goodput_ratio"
+GOODPUT_CURRENT_STEP = "burnin_goodput_current_step"
+GOODPUT_AVG_STEP_TIME = "burnin_goodput_avg_step_time_seconds"
+GOODPUT_AVG_TFLOPS = "burnin_goodput_avg_tflops_per_gpu"
 
 # name -> (type, help), in exposition order.
 FAMILIES: dict[str, tuple[str, str]] = {
@@ -51,6 +58,12 @@ FAMILIES: dict[str, tuple[str, str]] = {
     RUNS_TRACKED: ("gauge", "Runs the exporter currently holds."),
     RUNS_EVICTED: ("counter", "Runs evicted because the exporter held its maximum."),
     METRICS_DROPPED: ("counter", "Metrics not exposed, by reason."),
+    NCCL_ALGBW: ("gauge", "NCCL algorithm bandwidth at one message size, GB/s (running average)."),
+    NCCL_BUSBW: ("gauge", "NCCL bus bandwidth at one message size, GB/s (running average)."),
+    GOODPUT_RATIO: ("gauge", "Goodput ratio of a training job (provisional until Complete)."),
+    GOODPUT_CURRENT_STEP: ("gauge", "Latest training step read from the job's log."),
+    GOODPUT_AVG_STEP_TIME: ("gauge", "Average training step time, warmup excluded, seconds."),
+    GOODPUT_AVG_TFLOPS: ("gauge", "Average TFLOP/s per GPU over the non-warmup steps."),
 }
 
 Labels = tuple[tuple[str, str], ...]
@@ -117,6 +130,7 @@ class Exporter:
         self._runs: OrderedDict[str, _Run] = OrderedDict()
         self._evicted = 0
         self._dropped = dict.fromkeys(DROP_REASONS, 0)
+        self._held: dict[str, tuple[Sample, ...]] = {}  # series another source keeps, by key
         self._lock = threading.Lock()
 
     @property
@@ -172,14 +186,24 @@ class Exporter:
         return True
 
     def forget(self, uid: str) -> bool:
-        """Drop a deleted (or TTL-collected) run's series; False when it was not held."""
+        """Drop a deleted (or TTL-collected) run's series, or what :meth:`hold` holds under
+        that key; False when neither was held."""
         with self._lock:
-            return self._runs.pop(uid, None) is not None
+            run = self._runs.pop(uid, None)
+            return self._held.pop(uid, None) is not None or run is not None
+
+    def hold(self, key: str, samples: Iterable[Sample]) -> None:
+        """Expose ``samples`` (of registered families) under ``key``, replacing what it held:
+        a certification measurement's gauges, replaced at each sample (forget drops them)."""
+        kept = tuple(s for s in samples if s.family in FAMILIES and math.isfinite(s.value))
+        with self._lock:
+            self._held[key] = kept
 
     def samples(self) -> list[Sample]:
         """Every sample, the exporter's own included, in exposition order."""
         with self._lock:
             held = [s for run in self._runs.values() for s in _run_series(run)]
+            held += [s for samples in self._held.values() for s in samples]
             own = [
                 Sample(RUNS_TRACKED, (), float(len(self._runs))),
                 Sample(RUNS_EVICTED, (), float(self._evicted)),

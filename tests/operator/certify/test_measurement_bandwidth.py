@@ -74,9 +74,8 @@ def test_running_averages_per_size_come_from_every_row_of_the_launcher_log(
     job_api: JobAPI,
 ) -> None:
     clock = JobClock()
-    _, bms = started(
-        job_api, clock, "".join(TS + line for line in (NOISE + CYCLE_1).splitlines(True))
-    )
+    log = "".join(TS + line for line in (NOISE + CYCLE_1).splitlines(True))
+    _, bms = started(job_api, clock, log)
     assert bms.reconcile(NS, BM) == 60.0
     first = measurement(job_api)["status"]
     assert first["results"] == [
@@ -84,7 +83,8 @@ def test_running_averages_per_size_come_from_every_row_of_the_launcher_log(
         {"sizeBytes": 2097152, "algBW": "150.000000", "busBW": "270.000000", "samples": 1},
     ]
     assert conditions_of({"status": first})["Measuring"] == ("True", "JobRunning")
-    job_api.write_log("l-0", CYCLE_1 + CYCLE_2)
+    later = "2026-12-02T03:02:00.5Z "  # the next cycle, appended a minute on
+    job_api.write_log("l-0", log + "".join(later + line for line in CYCLE_2.splitlines(True)))
     clock.advance(60)
     bms.reconcile(NS, BM)
     status = measurement(job_api)["status"]

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from glimmer.certify.catalog.entries import builtin_log_profiles
+from glimmer.certify.measure.goodput import parse_training, training_profile
+from glimmer.operator.certify.measurement_goodput import parser_profile
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
 from tests.operator.certify.job_harness import (
@@ -102,12 +105,19 @@ def test_goodput_completes_with_the_job_and_is_frozen_after(job_api: JobAPI) -> 
     gms.reconcile(NS, GM)
     set_pod(job_api, "w-0", phase="Succeeded", exit_code=0)
     set_train_job(job_api, WORKLOAD, "Complete")
+    clock.advance(20)  # the Job ends at 03:00:20, six seconds after the log's last line
     jobs.reconcile(NS, JOB)
     assert gms.reconcile(NS, GM) is None
     done = job_api.http.get(job_api.certify("goodputmeasurements", GM)).json()["status"]
     assert conditions_of({"status": done})["Complete"] == ("True", "JobSucceeded")
     assert done["result"] == "1.000000"
     assert done["applicationStopTime"] == "2026-12-02T03:00:14Z"
+    # ADR-072: training time runs from the training start to the Job's terminal time.
+    ended = next(
+        c for c in job_of(job_api, JOB)["status"]["conditions"] if c["type"] == "Succeeded"
+    )
+    assert ended["lastTransitionTime"] == done["completionTime"] == "2026-12-02T03:00:20Z"
+    assert done["trainingTimeSec"] == "20.000000"
     job_api.write_log("w-0", training_log(0, range(1, 30)))
     clock.advance(3600)
     assert (
@@ -169,8 +179,21 @@ def test_checkpoint_restart_recreates_the_workload_and_goodput_counts_the_interr
     status = gm(job_api)["status"]
     assert status["interruptionCount"] == 1
     assert float(status["lostWorkTimeSec"]) > 0 and float(status["rescheduleTimeSec"]) > 0
-    archive = job_api.read(f"/api/v1/namespaces/{NS}/configmaps/{GM}-logs")
-    assert archive is not None and len(archive["data"]["order"].split(",")) == 2
+    # The old attempt's lines were folded in when read; the new pod is read from its start,
+    # and no copy of the old log is kept anywhere.
+    new_uid = job_api.read(f"/api/v1/namespaces/{NS}/pods/w-0b")["metadata"]["uid"]  # type: ignore[index]
+    assert [(c["role"], c["podUID"]) for c in status["logCursors"]] == [("log", new_uid)]
+    assert job_api.read(f"/api/v1/namespaces/{NS}/configmaps/{GM}-logs") is None
+    whole = parse_training(
+        training_log(0, range(1, 5), save_at=2) + training_log(40, range(2, 6)),
+        parser_profile(training_profile(builtin_log_profiles()["megatron-training"])),
+    )
+    assert whole is not None
+    assert (status["lostWorkTimeSec"], status["rescheduleTimeSec"], status["resumeTimeSec"]) == (
+        f"{whole.lost_work:.6f}",
+        f"{whole.reschedule:.6f}",
+        f"{whole.resume:.6f}",
+    )
 
 
 def test_a_failed_workload_without_a_checkpoint_written_is_not_restarted(job_api: JobAPI) -> None:
@@ -204,6 +227,7 @@ def finished_with_threshold(api: JobAPI, clock: JobClock, expression: str) -> di
                         thresholds={"goodputRatio": expression})  # fmt: skip
     set_pod(api, "w-0", phase="Succeeded", exit_code=0)
     set_train_job(api, WORKLOAD, "Complete")
+    clock.advance(16)  # the Job ends with its log's last line, at 03:00:16
     jobs.reconcile(NS, JOB)
     assert jobs.reconcile(NS, JOB) == 1.0  # the measurement is not Complete yet
     gms.reconcile(NS, GM)

@@ -56,6 +56,82 @@ class PendingInterruption(Wire):
     reason: str | None = None
 
 
+class LogCursor(Wire):
+    """Where a measurement's read of one pod's log stands (a glimmer extension of §2.6–2.7):
+    written in the same status update as the figures of the lines it passed, so a crash never
+    separates the two (:mod:`glimmer.certify.measure.log_cursor`)."""
+
+    role: str = Field(min_length=1)  # log | lifecycle | steps (workerStrategy Multi)
+    pod_uid: str = Field(alias="podUID")
+    restarts: Int32 = Field(0, ge=0)  # the container's restartCount the cursor is in
+    time: str | None = None  # kubelet timestamp (RFC 3339, to ns) of the last line consumed
+    lines_at_time: Int64 = Field(0, ge=0)  # consumed lines carrying exactly that timestamp
+
+
+class ReaderSum(Wire):
+    """An exact running sum and how many values it holds."""
+
+    sum: FloatString | None = None
+    count: Int64 = Field(0, ge=0)
+
+
+class ReaderSave(Wire):
+    """A checkpoint save begun and not yet done (its step, None when the line named none)."""
+
+    step: Int64 | None = None
+    at: FloatString
+
+
+class ReaderStep(Wire):
+    """The latest training step read."""
+
+    step: Int64
+    at: FloatString
+    seconds: FloatString | None = None
+    tflops: FloatString | None = None
+    warmup: bool = False
+
+
+class ReaderCheckpoint(Wire):
+    step: Int64 | None = None
+    at: FloatString
+
+
+class ReaderAttempt(Wire):
+    """The current attempt (epoch seconds)."""
+
+    start: FloatString
+    last_line: FloatString
+    first_step: FloatString | None = None
+    last_checkpoint: FloatString | None = None
+    stepped: bool = False
+    by_restore: bool = False
+
+
+class GoodputReaderState(Wire):
+    """The incremental goodput reader's exact state between samples (a glimmer extension):
+    the spec's own fields are the figures as shown (six decimals, whole seconds), and resuming
+    from them would let a sampled measurement drift from one read whole in the last digit;
+    these keep every float as its exact repr (epoch seconds for times)."""
+
+    attempts: Int32 = Field(0, ge=0)
+    first_start: FloatString | None = None
+    closed: list[FloatString] | None = None  # Σ t_ch, Σ t_re, Σ t_rm of closed attempts
+    save_time: FloatString | None = None
+    pending_saves: list[ReaderSave] | None = None
+    warmup_base_step: Int64 | None = None
+    last_step: Int64 | None = None
+    highest_step: Int64 | None = None
+    step_times: ReaderSum | None = None
+    tflops: ReaderSum | None = None
+    warmup_time: FloatString | None = None
+    checkpoint: ReaderCheckpoint | None = None
+    last_line: FloatString | None = None
+    recent: ReaderStep | None = None
+    attempt: ReaderAttempt | None = None
+    partial: str | None = None
+
+
 class GoodputMeasurementStatus(Wire):
     """The goodput ratio and the times it is made of (§6.3), with the parser's running state."""
 
@@ -85,6 +161,8 @@ class GoodputMeasurementStatus(Wire):
     application_start_time: datetime | None = None
     application_stop_time: datetime | None = None
     pending_interruption: PendingInterruption | None = None
+    reader_state: GoodputReaderState | None = None
+    log_cursors: list[LogCursor] | None = None
     conditions: list[Condition] | None = None
 
 
@@ -114,10 +192,22 @@ class BandwidthResult(Wire):
     samples: Int32 = Field(0, ge=0)
 
 
+class BandwidthSum(Wire):
+    """The exact sums behind one ``results`` entry (a glimmer extension): averages are shown
+    to six decimals, and folding new rows into those would drift from one whole read."""
+
+    size_bytes: Int64 = Field(ge=0)
+    alg_bw: FloatString = Field(alias="algBW")
+    bus_bw: FloatString = Field(alias="busBW")
+    samples: Int32 = Field(0, ge=0)
+
+
 class BandwidthMeasurementStatus(Wire):
     """Results by size, and when the measurement started and finished."""
 
     results: list[BandwidthResult] | None = None
+    sums: list[BandwidthSum] | None = None
+    log_cursors: list[LogCursor] | None = None
     start_time: datetime | None = None
     completion_time: datetime | None = None
     conditions: list[Condition] | None = None

@@ -227,22 +227,43 @@ class SizeResult:
     samples: int
 
 
-def merge(results: Sequence[SizeResult], rows: Iterable[BandwidthRow]) -> list[SizeResult]:
-    """Fold new rows into per-size running averages (§6.1): newAvg = (old·oldN + Σnew)/(oldN +
-    newN); sizes keep their first-seen order, new sizes are appended."""
-    order = [r.size for r in results]
-    acc = {r.size: (r.alg_bw * r.samples, r.bus_bw * r.samples, r.samples) for r in results}
+@dataclass(frozen=True)
+class SizeSums:
+    """The exact sums behind one ``results[]`` entry: a measurement sampled many times keeps
+    these (not the rounded averages it shows), so its figures equal one whole read's."""
+
+    size: int
+    alg_sum: float
+    bus_sum: float
+    samples: int
+
+    def result(self) -> SizeResult:
+        return SizeResult(
+            self.size, self.alg_sum / self.samples, self.bus_sum / self.samples, self.samples
+        )
+
+
+def accumulate(sums: Sequence[SizeSums], rows: Iterable[BandwidthRow]) -> list[SizeSums]:
+    """Fold new rows into per-size sums; sizes keep their first-seen order, new sizes are
+    appended, a row adds to its size's sums in log order."""
+    order = [s.size for s in sums]
+    acc = {s.size: (s.alg_sum, s.bus_sum, s.samples) for s in sums}
     for row in rows:
         if row.size not in acc:
             order.append(row.size)
             acc[row.size] = (0.0, 0.0, 0)
         a, b, n = acc[row.size]
         acc[row.size] = (a + row.alg_bw, b + row.bus_bw, n + 1)
-    return [
-        SizeResult(s, acc[s][0] / acc[s][2], acc[s][1] / acc[s][2], acc[s][2])
-        for s in order
-        if acc[s][2] > 0
+    return [SizeSums(s, *acc[s]) for s in order if acc[s][2] > 0]
+
+
+def merge(results: Sequence[SizeResult], rows: Iterable[BandwidthRow]) -> list[SizeResult]:
+    """Fold new rows into per-size running averages (§6.1): newAvg = (old·oldN + Σnew)/(oldN +
+    newN); sizes keep their first-seen order, new sizes are appended."""
+    sums = [
+        SizeSums(r.size, r.alg_bw * r.samples, r.bus_bw * r.samples, r.samples) for r in results
     ]
+    return [s.result() for s in accumulate(sums, rows)]
 
 
 def peak_bus_bw(results: Sequence[SizeResult]) -> float | None:

@@ -26,12 +26,12 @@ one (a progress bar redrawn in place) separates segments that share the line's t
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from glimmer.certify.measure.goodput_formula import Goodput, goodput
 from glimmer.certify.measure.goodput_layout import layout_regex
@@ -137,7 +137,12 @@ class TrainingLogReader:
         self._pats = profile.compiled()
         self._layout = layout_regex(profile.layout) if profile.layout else None
         self._partial = ""
-        self._attempts: list[_Attempt] = []
+        # Attempts: the first one's start, the current one, and the interruption costs of the
+        # ones before it (summed as each closes, so a run's state stays a fixed size).
+        self._first_start: float | None = None
+        self._cur: _Attempt | None = None
+        self._count = 0
+        self._closed = [0.0, 0.0, 0.0]  # Σ t_ch, Σ t_re, Σ t_rm of the attempts closed
         self._pending: dict[int | None, float] = dict(pending_saves or {})
         self._t_save = 0.0
         self._base: int | None = None  # warmupBaseStep: the first step after the boundary
@@ -197,18 +202,19 @@ class TrainingLogReader:
         if hit := self._hit("applicationStart", line, events):
             t = when(hit)
             if t is not None:
-                last = self._attempts[-1] if self._attempts else None
+                last = self._cur
                 # Megatron loads its checkpoint before it prints "training ...": a start right
                 # after the restore that opened an attempt is that attempt's, not another one.
                 if last is None or not last.by_restore or last.stepped:
-                    self._attempts.append(_Attempt(t, t))
+                    self._open(_Attempt(t, t))
                 self._base = None
             return
-        if not self._attempts:
+        if self._cur is None:
             if "applicationStart" in self._pats or at is None:
                 return
-            self._attempts.append(_Attempt(at, at))
-        cur = self._attempts[-1]
+            self._open(_Attempt(at, at))
+        cur = self._cur
+        assert cur is not None
         restore = self._hit("checkpointRestore", line, events) or self._hit(
             "checkpointLoaded", line, events
         )
@@ -216,7 +222,7 @@ class TrainingLogReader:
             t = when(restore)
             if cur.stepped and t is not None:  # restarted: a new attempt
                 cur = _Attempt(t, t, by_restore=True)
-                self._attempts.append(cur)
+                self._open(cur)
             cur.stepped = False
             self._base = None  # a restore is a run boundary: warmup counts again (§6.2)
         if at is not None:  # the interruption time is the attempt's last log line (§6.2)
@@ -307,24 +313,39 @@ class TrainingLogReader:
             warmup_base_step=self._base,
             last_checkpoint_step=self._checkpoint[0] if self._checkpoint else None,
             last_checkpoint_time=self._checkpoint[1] if self._checkpoint else None,
-            application_start=self._attempts[-1].start if self._attempts else None,
+            application_start=self._cur.start if self._cur else None,
             last_line_time=self._last_line,
             warmup_time=self._warm_time,
             non_warmup_time=self._times[0],
         )
 
-    def figures(self) -> Goodput | None:
-        """The figures of the lines read so far; None while no training step was seen."""
-        if self._highest is None:
-            return None
-        attempts = self._attempts
-        t_ch = t_re = t_rm = 0.0
-        for prev, nxt in itertools.pairwise(attempts):
+    def _open(self, nxt: _Attempt) -> None:
+        """Start attempt ``nxt``; the current one closes: its interruption's lost work (last
+        line back to its last checkpoint) and rescheduling (to ``nxt``'s start) are fixed now,
+        and its own resume time (start to first step) once it is not the latest any more."""
+        prev = self._cur
+        if prev is None:
+            self._first_start = nxt.start
+        else:
             interrupt = prev.last_line
-            t_ch += max(0.0, interrupt - (prev.last_checkpoint or prev.start))
-            t_re += max(0.0, nxt.start - interrupt)
-            t_rm += max(0.0, (nxt.first_step or nxt.start) - nxt.start)
-        t_w = attempts[-1].last_line - attempts[0].start
+            self._closed[0] += max(0.0, interrupt - (prev.last_checkpoint or prev.start))
+            self._closed[1] += max(0.0, nxt.start - interrupt)
+            if self._count > 1:
+                self._closed[2] += max(0.0, (prev.first_step or prev.start) - prev.start)
+        self._cur = nxt
+        self._count += 1
+
+    def figures(self, until: float | None = None) -> Goodput | None:
+        """The figures of the lines read so far; None while no training step was seen.
+        ``until`` (epoch seconds) ends the training time there instead of at the last line
+        read: the Job's terminal time, when the measurement completes (ADR-072)."""
+        cur, first = self._cur, self._first_start
+        if self._highest is None or cur is None or first is None:
+            return None
+        t_ch, t_re, t_rm = self._closed
+        if self._count > 1:
+            t_rm += max(0.0, (cur.first_step or cur.start) - cur.start)
+        t_w = (cur.last_line if until is None else until) - first
         return Goodput(
             ratio=goodput(t_w, t_rm, t_ch, t_re, self._t_save),
             training_time=t_w,
@@ -332,11 +353,137 @@ class TrainingLogReader:
             reschedule=t_re,
             resume=t_rm,
             checkpoint_save=self._t_save,
-            interruptions=len(attempts) - 1,
+            interruptions=self._count - 1,
             highest_step=self._highest,
             avg_step_time=self._times[0] / self._times[1] if self._times[1] else None,
             avg_tflops_per_gpu=self._flops[0] / self._flops[1] if self._flops[1] else None,
         )
+
+    # ---- persisted between samples -------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Everything the next sample needs to go on where this one stopped, JSON-ready: the
+        GoodputMeasurement's ``readerState`` (every float its exact shortest repr, so a
+        measurement sampled many times equals one read whole, to the last bit)."""
+        cur = self._cur
+        last = self._recent[-1] if self._recent else None
+        out: dict[str, Any] = {
+            "attempts": self._count,
+            "firstStart": _f(self._first_start),
+            "closed": [_f(v) for v in self._closed],
+            "saveTime": _f(self._t_save),
+            "pendingSaves": [
+                {"step": step, "at": _f(at)}
+                for step, at in sorted(self._pending.items(), key=lambda kv: (kv[1], kv[0] or 0))
+            ],
+            "warmupBaseStep": self._base,
+            "lastStep": self._last_step,
+            "highestStep": self._highest,
+            "stepTimes": {"sum": _f(self._times[0]), "count": int(self._times[1])},
+            "tflops": {"sum": _f(self._flops[0]), "count": int(self._flops[1])},
+            "warmupTime": _f(self._warm_time),
+            "checkpoint": None
+            if self._checkpoint is None
+            else {"step": self._checkpoint[0], "at": _f(self._checkpoint[1])},
+            "lastLine": _f(self._last_line),
+            "recent": None
+            if last is None
+            else {
+                "step": last.step,
+                "at": _f(last.at),
+                "seconds": _f(last.seconds),
+                "tflops": _f(last.tflops),
+                "warmup": last.warmup,
+            },
+            "attempt": None
+            if cur is None
+            else {
+                "start": _f(cur.start),
+                "lastLine": _f(cur.last_line),
+                "firstStep": _f(cur.first_step),
+                "lastCheckpoint": _f(cur.last_checkpoint),
+                "stepped": cur.stepped,
+                "byRestore": cur.by_restore,
+            },
+        }
+        if self._partial:
+            out["partial"] = self._partial
+        return _compact(out)
+
+    @classmethod
+    def resume(
+        cls,
+        profile: TrainingProfile,
+        state: Mapping[str, Any],
+        *,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> TrainingLogReader:
+        """A reader that goes on from :meth:`state`'s ``state`` (of a reader of ``profile``)."""
+        reader = cls(profile, max_steps=max_steps)
+        reader._count = int(state.get("attempts") or 0)
+        reader._first_start = _float(state.get("firstStart"))
+        closed = list(state.get("closed") or ())
+        reader._closed = [_float(v) or 0.0 for v in closed] + [0.0] * (3 - len(closed))
+        reader._t_save = _float(state.get("saveTime")) or 0.0
+        reader._pending = {
+            (None if p.get("step") is None else int(p["step"])): _float(p.get("at")) or 0.0
+            for p in state.get("pendingSaves") or ()
+        }
+        reader._base = _int(state.get("warmupBaseStep"))
+        reader._last_step = _int(state.get("lastStep"))
+        reader._highest = _int(state.get("highestStep"))
+        for name, sums in (("stepTimes", reader._times), ("tflops", reader._flops)):
+            got = state.get(name) or {}
+            sums[0], sums[1] = _float(got.get("sum")) or 0.0, float(int(got.get("count") or 0))
+        reader._warm_time = _float(state.get("warmupTime")) or 0.0
+        cp = state.get("checkpoint")
+        if cp:
+            reader._checkpoint = (_int(cp.get("step")), _float(cp.get("at")) or 0.0)
+        reader._last_line = _float(state.get("lastLine"))
+        recent = state.get("recent")
+        if recent:
+            reader._recent.append(
+                Step(
+                    int(recent["step"]),
+                    _float(recent.get("at")) or 0.0,
+                    _float(recent.get("seconds")),
+                    _float(recent.get("tflops")),
+                    bool(recent.get("warmup")),
+                )
+            )
+        attempt = state.get("attempt")
+        if attempt:
+            reader._cur = _Attempt(
+                _float(attempt.get("start")) or 0.0,
+                _float(attempt.get("lastLine")) or 0.0,
+                _float(attempt.get("firstStep")),
+                _float(attempt.get("lastCheckpoint")),
+                bool(attempt.get("stepped")),
+                bool(attempt.get("byRestore")),
+            )
+        reader._partial = str(state.get("partial") or "")
+        return reader
+
+
+def _compact(value: Any) -> Any:
+    """``value`` without None members (the kind's schema has no nulls), at every depth."""
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value
+
+
+def _f(value: float | None) -> str | None:
+    return None if value is None else repr(value)
+
+
+def _float(text: Any) -> float | None:
+    return None if text is None else float(text)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def parse_training(text: str, profile: TrainingProfile = MEGATRON) -> Goodput | None:

@@ -70,8 +70,15 @@ class WorkerLogReader:
         *,
         max_steps: int = DEFAULT_MAX_STEPS,
         pending_saves: Mapping[int | None, float] | None = None,
+        reader: TrainingLogReader | None = None,
     ) -> None:
-        self.reader = TrainingLogReader(profile, max_steps=max_steps, pending_saves=pending_saves)
+        # ``reader``: one resumed from a measurement's state, to merge the next lines into.
+        self.reader = reader or TrainingLogReader(
+            profile, max_steps=max_steps, pending_saves=pending_saves
+        )
+        # Lines of each role handed to the reader: a controller's cursor moves past those only,
+        # and a line still queued (it may yet be preceded by the other pod's) is read again.
+        self.released: dict[Role, int] = {LIFECYCLE: 0, STEPS: 0}
         self._partial: dict[Role, str] = {LIFECYCLE: "", STEPS: ""}
         self._queue: dict[Role, deque[tuple[float, str]]] = {LIFECYCLE: deque(), STEPS: deque()}
         self._last: dict[Role, float] = {LIFECYCLE: -math.inf, STEPS: -math.inf}
@@ -96,9 +103,9 @@ class WorkerLogReader:
             self._closed.add(r)
         self._release()
 
-    def figures(self) -> Goodput | None:
-        """The figures of the lines merged so far."""
-        return self.reader.figures()
+    def figures(self, until: float | None = None) -> Goodput | None:
+        """The figures of the lines merged so far (``until``: see TrainingLogReader)."""
+        return self.reader.figures(until)
 
     def _queue_line(self, role: Role, raw: str) -> None:
         at = kubelet_time(raw)
@@ -122,6 +129,7 @@ class WorkerLogReader:
                 return
             _, raw = self._queue[role].popleft()
             self.reader.raw_line(raw, ROLE_EVENTS[role])
+            self.released[role] += 1
 
 
 def parse_workers(

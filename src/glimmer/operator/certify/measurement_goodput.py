@@ -1,24 +1,21 @@
-"""The GoodputMeasurement status from a training log (§2.6, §6.2, §6.3), as pure functions.
+"""The GoodputMeasurement status from the incremental training-log reader (§2.6, §6.2, §6.3),
+as pure functions.
 
-:func:`glimmer.certify.measure.goodput.parse_training` folds a log into the goodput figures;
-:func:`marks` reads what the Job controller's stall and restart rules need beside them (the
-last step and its time, the latest application start, the last completed checkpoint), and
-:func:`goodput_status` writes all of it the way the kind stores it (every float a decimal
-string, formatted the same way every time, so a recompute from the same log is byte-identical).
+:func:`goodput_status` writes the reader's figures and progress the way the kind stores them
+(every float a decimal string, formatted the same way every time, so the same state gives a
+byte-identical status) beside ``readerState``, the reader's exact state the next sample resumes
+from (:meth:`~glimmer.certify.measure.goodput_reader.TrainingLogReader.state`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from glimmer.certify.measure.bandwidth import strip_kubelet_timestamp
-from glimmer.certify.measure.goodput import Goodput, TrainingProfile, parse_time
-
-_KUBELET = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) ")
+from glimmer.certify.measure.goodput import Goodput, Progress, TrainingProfile
+from glimmer.operator.certify.job_status import stamp
 
 
 def decimal(value: float) -> str:
@@ -26,58 +23,30 @@ def decimal(value: float) -> str:
     return f"{value:.6f}"
 
 
-def stamp(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _stamp(epoch: float) -> str:
+    return stamp(datetime.fromtimestamp(epoch, UTC))
 
 
-@dataclass(frozen=True)
-class Marks:
-    """Where the training stands in its log."""
-
-    current_step: int | None = None
-    last_step_time: datetime | None = None
-    application_start: datetime | None = None
-    last_checkpoint_step: int | None = None
-    last_checkpoint_time: datetime | None = None
-    last_line_time: datetime | None = None
-
-
-def _when(m: re.Match[str], kubelet: datetime | None) -> datetime | None:
-    if "timestamp" in m.groupdict() and m.group("timestamp"):
-        return parse_time(m.group("timestamp")) or kubelet
-    return kubelet
-
-
-def marks(text: str, profile: TrainingProfile) -> Marks:
-    pats = profile.compiled()
-    step = start = cp_step = None
-    step_t = cp_t = last_t = None
-    for raw in text.splitlines():
-        km = _KUBELET.match(raw)
-        kt = parse_time(km.group(1)) if km else None
-        last_t = kt or last_t
-        line = strip_kubelet_timestamp(raw)
-        for name in ("applicationStart", "checkpointDone", "trainingStep"):
-            got = pats.get(name)
-            hit = got[0].search(line) if got else None
-            if hit is None:
-                continue
-            t = _when(hit, kt)
-            if name == "applicationStart":
-                start = t or start
-            elif name == "checkpointDone":
-                cp_step, cp_t = int(hit.group("step")), t
-            else:
-                step, step_t = int(hit.group("iteration")), t or step_t
-            break
-    return Marks(step, step_t, start, cp_step, cp_t, last_t)
+# The fields a sample derives from the reader's state: rewritten (or dropped) every time.
+DERIVED = (
+    "result", "highestStep", "trainingTimeSec", "lostWorkTimeSec", "rescheduleTimeSec",
+    "resumeTimeSec", "checkpointSaveTimeSec", "interruptionCount", "avgStepTimeSec",
+    "avgTFLOPSPerGPU", "currentStep", "lastCheckpointStep", "lastStepTimestamp",
+    "applicationStartTime", "lastCheckpointTime", "applicationStopTime", "warmupBaseStep",
+    "warmupTimeSec", "nonWarmupTimeSec",
+)  # fmt: skip
 
 
 def goodput_status(
-    status: Mapping[str, Any], figures: Goodput | None, seen: Marks, log_interval: int
+    status: Mapping[str, Any],
+    figures: Goodput | None,
+    seen: Progress,
+    log_interval: int,
+    state: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """``status`` with the figures and marks of the log so far (conditions and times kept)."""
-    out: dict[str, Any] = dict(status)
+    """``status`` with the figures and progress of the log read so far, and the reader's
+    ``state`` (conditions, times and cursors kept)."""
+    out: dict[str, Any] = {k: v for k, v in status.items() if k not in DERIVED}
     if figures is not None:
         out.update(
             {
@@ -95,10 +64,13 @@ def goodput_status(
             out["avgStepTimeSec"] = decimal(figures.avg_step_time)
         if figures.avg_tflops_per_gpu is not None:
             out["avgTFLOPSPerGPU"] = decimal(figures.avg_tflops_per_gpu)
+        out["warmupTimeSec"] = decimal(seen.warmup_time)
+        out["nonWarmupTimeSec"] = decimal(seen.non_warmup_time)
     out["logInterval"] = log_interval
     for key, value in (
         ("currentStep", seen.current_step),
         ("lastCheckpointStep", seen.last_checkpoint_step),
+        ("warmupBaseStep", seen.warmup_base_step),
     ):
         if value is not None:
             out[key] = value
@@ -106,9 +78,11 @@ def goodput_status(
         ("lastStepTimestamp", seen.last_step_time),
         ("applicationStartTime", seen.application_start),
         ("lastCheckpointTime", seen.last_checkpoint_time),
+        ("applicationStopTime", seen.last_line_time),
     ):
         if at is not None:
-            out[key] = stamp(at)
+            out[key] = _stamp(at)
+    out["readerState"] = dict(state)
     return out
 
 

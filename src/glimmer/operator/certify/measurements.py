@@ -1,28 +1,36 @@
 """The BandwidthMeasurement and GoodputMeasurement controllers (specs/certify.md §6, §2.6–2.7):
-a Job's launcher log read through a LogProfile into running figures, frozen once Complete.
+a Job's pod logs read incrementally through a LogProfile into running figures, frozen once
+Complete.
 
 Per reconcile (one measurement):
 
-1. **Complete → nothing.** The terminal write is the last one (ADR-072): re-entering a Complete
-   measurement, whatever happened to its Job or pods since, leaves it byte-identical.
+1. **Complete → nothing** but its metrics shown again (a restarted operator's exporter starts
+   empty). The terminal write is the last one (ADR-072): re-entering a Complete measurement,
+   whatever happened to its Job or pods since, leaves it byte-identical.
 2. The Job (``spec.jobRef``) must exist (else requeue); the LogProfile is the cluster's
    (``spec.logProfileRef``), else the built-in one of that name (:mod:`glimmer.certify.catalog`);
    neither → ``Measuring=False`` reason ``LogProfileNotFound`` (not terminal).
-3. The log: the pod of the profile's ``workerStrategy`` (replicated job, first or last pod)
-   of the Job's workload, read whole (:mod:`glimmer.backends.kubernetes.certify.logs` says
-   why), skipped while its container waits; once the Job is terminal and its pods are gone, the
-   Job's frozen ``status.outcome`` text (the same launcher log) stands in.
-4. The figures are recomputed from the whole log every time — bandwidth: per-size running
-   averages over every table row (§6.1, :func:`~glimmer.certify.measure.bandwidth.merge`);
-   goodput: :func:`~glimmer.certify.measure.goodput.parse_training` over every attempt. A
-   goodput Job restarted from a checkpoint runs in a new workload whose pods are new, and the
-   old attempt's log goes with its pods: each attempt's log is kept in the ConfigMap
-   ``<measurement>-logs`` (owned by the measurement), keyed by pod UID, so every attempt is
-   folded in, as §7.7 requires (t_ch, t_re, t_rm).
+3. The logs: the pod of each role the profile's ``workerStrategy`` names
+   (:mod:`.measurement_reads`: ``log``, or ``lifecycle`` and ``steps`` for ``Multi``), read from
+   its cursor in ``status.logCursors``, skipped while its container waits. Once the Job is
+   terminal and no pod is left, the Job's frozen ``status.outcome`` text (the same launcher log)
+   stands in — only when nothing was read before (the outcome is the last attempt's log, and
+   lines already counted are not counted again).
+4. The new lines are folded into the state in status — bandwidth: exact per-size sums
+   (``status.sums``) behind the running averages of ``results`` (§6.1); goodput: the incremental
+   reader's exact state (``status.readerState``,
+   :meth:`~glimmer.certify.measure.goodput_reader.TrainingLogReader.state`). The figures, the
+   state and the cursors go in ONE status write: a crash before it re-reads the same lines, a
+   crash after it has them counted. Sampled any number of times, the figures equal one whole
+   read's. A checkpoint restart's new pods start new cursors: every attempt is folded in as it
+   is read, so no copy of an old attempt's log is kept (§7.7 t_ch, t_re, t_rm).
 5. Job running → ``Measuring=True`` (``JobRunning``), requeue after ``sampleInterval``; Job
-   terminal → one write: figures, ``completionTime`` = the Job's terminal-condition time,
+   terminal → one write (ADR-072): the last lines folded in, the training time ending at the
+   Job's terminal-condition ``lastTransitionTime`` (the anchor), ``completionTime`` = anchor,
    ``Measuring=False``, ``Complete=True`` (``JobSucceeded`` / ``JobFailed``, or
    ``NoDataCollected`` when a succeeded Job left nothing to measure).
+
+Every sample also sets the measurement's ``burnin_*`` gauges (:mod:`.measurement_metrics`).
 """
 
 from __future__ import annotations
@@ -30,27 +38,37 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from lightkube import Client
-from lightkube.resources.core_v1 import ConfigMap
 
 from glimmer.api.certify.logprofile import LogProfile
 from glimmer.backends.kubernetes.certify import logs
-from glimmer.backends.kubernetes.certify.ledger import owner_reference
 from glimmer.backends.kubernetes.certify.resources import (
     BANDWIDTH_MEASUREMENTS,
     GOODPUT_MEASUREMENTS,
     JOBS,
     LOG_PROFILES,
 )
-from glimmer.backends.kubernetes.errors import AlreadyExists, api_call
+from glimmer.backends.kubernetes.errors import api_call
 from glimmer.backends.kubernetes.resources import as_dict
 from glimmer.certify.catalog.entries import builtin_log_profiles
-from glimmer.certify.catalog.naming import truncate, workload_name
-from glimmer.certify.measure.bandwidth import BandwidthParser, bandwidth_parser, merge
-from glimmer.certify.measure.goodput import TrainingProfile, parse_training, training_profile
-from glimmer.certify.platform.vocab import JOB_LABEL, MANAGED_BY, MANAGED_BY_KEY
+from glimmer.certify.catalog.naming import workload_name
+from glimmer.certify.measure.bandwidth import (
+    BandwidthParser,
+    SizeSums,
+    accumulate,
+    bandwidth_parser,
+)
+from glimmer.certify.measure.goodput import (
+    LIFECYCLE,
+    STEPS,
+    TrainingLogReader,
+    WorkerLogReader,
+    training_profile,
+)
+from glimmer.certify.measure.goodput_workers import Role
+from glimmer.certify.measure.log_cursor import Cursor, advance, stamp_ns
 from glimmer.engine.backend import NotFound
 from glimmer.errors import GlimmerError
 from glimmer.operator.certify.certification_conditions import (
@@ -61,11 +79,15 @@ from glimmer.operator.certify.certification_conditions import (
     set_condition,
 )
 from glimmer.operator.certify.job_status import get, parse_time, seconds, stamp
-from glimmer.operator.certify.measurement_goodput import (
-    decimal,
-    goodput_status,
-    marks,
-    parser_profile,
+from glimmer.operator.certify.measurement_goodput import decimal, goodput_status, parser_profile
+from glimmer.operator.certify.measurement_metrics import MeasurementSeries
+from glimmer.operator.certify.measurement_reads import (
+    LOG,
+    PodRead,
+    cursors_of,
+    cursors_status,
+    read_pod,
+    role_pods,
 )
 
 log = logging.getLogger("glimmer.operator.certify.measurements")
@@ -77,7 +99,7 @@ JOB_MISSING_REQUEUE = 5.0
 PROFILE_MISSING_REQUEUE = 30.0
 NO_BANDWIDTH = "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef"
 NO_GOODPUT = "Job succeeded but no training step was parsed; check spec.logProfileRef"
-LOG_ARCHIVE_LIMIT = 256 * 1024  # bytes of one attempt's log kept (a ConfigMap holds 1 MiB)
+OUTCOME = "outcome"  # the pseudo-pod the Job's outcome text is read as
 
 RESOURCES = {
     "bandwidthmeasurements": BANDWIDTH_MEASUREMENTS,
@@ -85,17 +107,34 @@ RESOURCES = {
 }
 
 
-def bandwidth_results(text: str, parser: BandwidthParser) -> list[Obj]:
-    """``status.results``: running averages per size over every row of the log."""
+def sums_of(status: Mapping[str, Any]) -> list[SizeSums]:
+    """``status.sums``: the exact per-size sums a bandwidth measurement keeps."""
     return [
+        SizeSums(int(s["sizeBytes"]), float(s["algBW"]), float(s["busBW"]), int(s["samples"]))
+        for s in status.get("sums") or ()
+    ]
+
+
+def bandwidth_status(status: Mapping[str, Any], sums: list[SizeSums]) -> Obj:
+    """``status`` with ``results`` (the running averages, as shown) and ``sums`` behind them."""
+    out = dict(status)
+    if not sums:
+        return out
+    out["results"] = [
         {
             "sizeBytes": r.size,
             "algBW": decimal(r.alg_bw),
             "busBW": decimal(r.bus_bw),
             "samples": r.samples,
         }
-        for r in merge([], parser.parse(text))
+        for r in (s.result() for s in sums)
     ]
+    out["sums"] = [
+        {"sizeBytes": s.size, "algBW": repr(s.alg_sum), "busBW": repr(s.bus_sum),
+         "samples": s.samples}
+        for s in sums
+    ]  # fmt: skip
+    return out
 
 
 def terminal_condition(job: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -108,14 +147,22 @@ def terminal_condition(job: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 class MeasurementReconciler:
-    """One measurement kind (``plural``) through ``client`` on the clock ``now``."""
+    """One measurement kind (``plural``) through ``client`` on the clock ``now``; its gauges go
+    to ``series`` (none: not exported)."""
 
-    def __init__(self, client: Client, now: Callable[[], datetime], plural: str) -> None:
+    def __init__(
+        self,
+        client: Client,
+        now: Callable[[], datetime],
+        plural: str,
+        series: MeasurementSeries | None = None,
+    ) -> None:
         self.client = client
         self.now = now
         self.plural = plural
         self.res = RESOURCES[plural]
         self.goodput = plural == "goodputmeasurements"
+        self.series = series or MeasurementSeries(None)
 
     def _get(self, res: Any, name: str, namespace: str | None) -> Obj | None:
         try:
@@ -141,12 +188,18 @@ class MeasurementReconciler:
                 namespace=meta.get("namespace"),
             )
 
+    def forget(self, namespace: str, name: str) -> None:
+        """The measurement was deleted: its gauges go."""
+        self.series.forget(self.plural, namespace, name)
+
     def reconcile(self, namespace: str, name: str) -> float | None:
         m = self._get(self.res, name, namespace)
         if m is None:
+            self.forget(namespace, name)
             return None
         status: Obj = dict(m.get("status") or {})
         if is_true(status.get("conditions"), COMPLETE):
+            self.series.publish(self.plural, m, status)
             return None  # frozen (ADR-072)
         job_name = str(get(m, "spec", "jobRef", "name") or "")
         job = self._get(JOBS, job_name, namespace) if job_name else None
@@ -166,13 +219,14 @@ class MeasurementReconciler:
             self.write(m, status)
             return PROFILE_MISSING_REQUEUE
         ended = terminal_condition(job)
-        text = self.log_text(m, job, profile, ended is not None)
-        if text is None and ended is None:
+        anchor = (parse_time(ended.get("lastTransitionTime")) or self.now()) if ended else None
+        reads = self.reads(m, job, profile, ended is not None)
+        if not reads and ended is None:
             return seconds(get(m, "spec", "sampleInterval"), DEFAULT_SAMPLE_SECONDS)
-        figured, found = self.figures(status, text or "", profile)
+        figured, found = self.figures(status, reads, profile, anchor)
         now = self.now()
         figured.setdefault("startTime", stamp(now))
-        if ended is None:
+        if anchor is None or ended is None:
             figured["conditions"] = set_condition(
                 figured.get("conditions"),
                 MEASURING,
@@ -182,8 +236,8 @@ class MeasurementReconciler:
                 now,
             )
             self.write(m, figured)
+            self.series.publish(self.plural, m, figured)
             return seconds(get(m, "spec", "sampleInterval"), DEFAULT_SAMPLE_SECONDS)
-        anchor = parse_time(ended.get("lastTransitionTime")) or now
         succeeded = ended.get("type") == SUCCEEDED
         reason, message = (
             ("JobSucceeded", "The job succeeded") if succeeded else ("JobFailed", "The job failed")
@@ -196,106 +250,73 @@ class MeasurementReconciler:
         )
         figured["conditions"] = set_condition(conditions, COMPLETE, True, reason, message, anchor)
         self.write(m, figured)
+        self.series.publish(self.plural, m, figured)
         return None
 
-    # ---- the log -------------------------------------------------------------------------------
+    # ---- the logs ------------------------------------------------------------------------------
 
-    def log_text(self, m: Obj, job: Obj, profile: LogProfile, ended: bool) -> str | None:
-        """The log to measure (every attempt's, for goodput); None when nothing is readable."""
+    def reads(self, m: Obj, job: Obj, profile: LogProfile, ended: bool) -> list[PodRead]:
+        """What each role's pod printed since its cursor; the Job's outcome text when the Job
+        ended, no pod is left and nothing was read before."""
         namespace = str(m["metadata"].get("namespace") or "default")
         workload = str(
             get(job, "status", "workloadRef", "name") or workload_name(str(job["metadata"]["name"]))
         )
-        strategy = profile.spec.worker_strategy
-        pods = logs.workload_pods(self.client, namespace, workload)
-        pod = logs.worker_pod(
-            pods,
-            strategy.replicated_job_name if strategy else None,
-            strategy.lifecycle_pod if strategy else "first",
-        )
-        current: str | None = None
-        uid = ""
-        if pod is not None:
+        cursors = cursors_of(m.get("status") or {})
+        pods = role_pods(logs.workload_pods(self.client, namespace, workload),
+                         profile.spec.worker_strategy)  # fmt: skip
+        reads = []
+        for role, pod in pods.items():
             container = logs.container_of(pod, profile.spec.container_name)
-            if not logs.waiting(pod, container):
-                current = logs.read_log(
-                    self.client, namespace, str(pod["metadata"]["name"]), container
-                )
-                uid = str(pod["metadata"].get("uid") or "")
+            got = read_pod(self.client, pod, container, role, cursors.get(role))
+            if got is not None:
+                reads.append(got)
         outcome = get(job, "status", "outcome", "text") if ended else None
-        if not self.goodput:
-            return current if current is not None else outcome
-        if current is None and outcome is not None:
-            # The pods are gone: the archive holds every attempt it saw, and the outcome (the
-            # last attempt's launcher log) stands in only when it saw none.
-            return self.attempts(m, "", None) or self.attempts(m, "outcome", outcome)
-        return self.attempts(m, uid, current)
-
-    def attempts(self, m: Obj, uid: str, current: str | None) -> str | None:
-        """Every attempt's log in the order seen, ``current`` (pod ``uid``'s) kept among them."""
-        meta = m["metadata"]
-        namespace = str(meta.get("namespace") or "default")
-        name = truncate(f"{meta['name']}-logs", 63)
-        found = self._get(ConfigMap, name, namespace)
-        data: dict[str, str] = dict((found or {}).get("data") or {})
-        order = [u for u in data.get("order", "").split(",") if u]
-        if current is not None and uid:
-            kept = current.encode()[-LOG_ARCHIVE_LIMIT:].decode(errors="ignore")
-            if uid not in order:
-                order.append(uid)
-            if data.get(uid) != kept:
-                data[uid] = kept
-                data["order"] = ",".join(order)
-                self.save_attempts(m, name, namespace, found, data)
-        texts = [data[u] for u in order if u in data]
-        return (
-            "".join(t if t.endswith("\n") or not t else t + "\n" for t in texts) if texts else None
-        )
-
-    def save_attempts(
-        self, m: Obj, name: str, namespace: str, found: Obj | None, data: dict[str, str]
-    ) -> None:
-        if found is None:
-            body = {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "labels": {
-                        MANAGED_BY_KEY: MANAGED_BY,
-                        JOB_LABEL: str(get(m, "spec", "jobRef", "name") or ""),
-                    },
-                    "ownerReferences": [owner_reference(m)],
-                },
-                "data": data,
-            }
-            try:
-                with api_call(f"create configmap {namespace}/{name}"):
-                    self.client.create(
-                        cast(ConfigMap, ConfigMap.from_dict(body)), namespace=namespace
-                    )
-            except AlreadyExists:
-                pass  # another pass made it; the next sample updates it
-            return
-        with api_call(f"replace configmap {namespace}/{name}"):
-            replaced = cast(ConfigMap, ConfigMap.from_dict({**found, "data": data}))
-            self.client.replace(replaced)
+        if not pods and not cursors and isinstance(outcome, str) and outcome:
+            start = Cursor(OUTCOME)
+            reads.append(PodRead(LOG, advance(outcome, start, final=True), start, True, None))
+        return reads
 
     # ---- the figures ---------------------------------------------------------------------------
 
-    def figures(self, status: Obj, text: str, profile: LogProfile) -> tuple[Obj, bool]:
-        """``status`` with the figures of ``text``, and whether it held anything to measure."""
+    def figures(
+        self, status: Obj, reads: list[PodRead], profile: LogProfile, anchor: datetime | None
+    ) -> tuple[Obj, bool]:
+        """``status`` with the new lines of ``reads`` folded in (and the cursors past them), and
+        whether it holds anything to measure."""
+        cursors = cursors_of(status)
         if not self.goodput:
-            results = bandwidth_results(text, bandwidth_parser(profile))
-            out = dict(status)
-            if results:
-                out["results"] = results
-            return out, bool(results)
-        tp: TrainingProfile = parser_profile(training_profile(profile))
-        figures = parse_training(text, tp)
-        seen = marks(text, tp)
-        out = goodput_status(status, figures, seen, tp.log_interval)
-        if seen.last_line_time is not None:
-            out["applicationStopTime"] = stamp(seen.last_line_time)
+            parser: BandwidthParser = bandwidth_parser(profile)
+            sums = sums_of(status)
+            for r in reads:
+                sums = accumulate(sums, parser.parse("\n".join(r.read.lines)))
+                cursors[r.role] = r.cursor_after(len(r.read.lines))
+            out = bandwidth_status(status, sums)
+            out["logCursors"] = cursors_status(cursors)
+            return out, bool(sums)
+        tp = parser_profile(training_profile(profile))
+        state = status.get("readerState")
+        reader = TrainingLogReader.resume(tp, state) if state else TrainingLogReader(tp)
+        single = [r for r in reads if r.role == LOG]
+        for r in single:
+            for raw in r.read.lines:
+                reader.raw_line(raw)
+            cursors[r.role] = r.cursor_after(len(r.read.lines))
+        multi: dict[Role, PodRead] = {role: r for role in (LIFECYCLE, STEPS)
+                                      for r in reads if r.role == role}  # fmt: skip
+        if multi:
+            merged = WorkerLogReader(tp, reader=reader)
+            for role, r in multi.items():
+                ns = stamp_ns(r.read_to) if r.read_to else None
+                merged.feed(role, "".join(f"{line}\n" for line in r.read.lines),
+                            None if ns is None else ns / 1e9)  # fmt: skip
+            for role in (LIFECYCLE, STEPS):
+                # A pod that finished (or a Job that ended) prints nothing more.
+                if anchor is not None or (role in multi and multi[role].final):
+                    merged.close(role)
+            for role, r in multi.items():
+                cursors[role] = r.cursor_after(merged.released[role])
+        figures = reader.figures(anchor.timestamp() if anchor is not None else None)
+        out = goodput_status(status, figures, reader.progress(), tp.log_interval, reader.state())
+        out["logCursors"] = cursors_status(cursors)
         return out, figures is not None

@@ -1,22 +1,14 @@
-"""Pod logs of a certify workload: which pod speaks for a measurement (§2.8 workerStrategy) and
-its container's log, read whole.
+"""Pod logs of a certify workload: which pods speak for a measurement (§2.8 workerStrategy) and
+their container's log, read from a point on (specs/certify.md §6, ADR-005).
 
-**Why whole, not incrementally** (sinceTime or a persisted byte offset): a measurement's
-status is recomputed from the complete log at every sample, so a reconcile that crashed after
-reading, a second replica, or an operator restart (§9.2 ``-state-recovery``) recomputes the
-same figures, and a Complete measurement re-entered gives byte-identical output
-(``-frozen-after-complete``). An incremental read would have to persist its cursor beside the
-running averages in ONE write, and the measurement kinds' status has no field for a cursor;
-a cursor in an annotation is a second write that a crash can separate from the status, and
-then rows are counted twice or never. ``sinceTime`` also has one-second granularity on the
-wire (a boundary second is read twice or skipped) and the API offers no byte-range read, so
-an offset would still transfer the whole log. The logs measured are small (an nccl-tests table
-is a few dozen lines per cycle; a training log a line per ``logInterval`` steps), and a sample
-comes once per ``sampleInterval`` (60 s by default).
-
-Logs are read with kubelet timestamps (``timestamps=true``): the goodput parser takes an
-event's time from them when the line carries none of its own (§6.2), and both parsers strip
-them.
+A measurement reads incrementally: :func:`read_log` asks for the log ``sinceTime`` its cursor's
+whole second (the API has no finer one) with kubelet timestamps (``timestamps=true``), and the
+reader (:mod:`glimmer.certify.measure.log_cursor`) drops the lines at or before the cursor by
+their nanosecond prefix, so the overlap second is never counted twice. The text comes back as
+the server sent it: an unterminated last line stays unterminated (lightkube's ``Client.log``
+would append a newline to it, and a line still being written would be read as a whole one).
+``previous=true`` reads the container instance before a restart, whose last lines a restart
+would otherwise hide.
 """
 
 from __future__ import annotations
@@ -25,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lightkube import Client
+from lightkube.resources.core_v1 import PodLog
 
 from glimmer.backends.kubernetes.errors import api_call
 from glimmer.backends.kubernetes.resources import PODS, as_dict
@@ -56,16 +49,9 @@ def worker_pod(
 ) -> Mapping[str, Any] | None:
     """The pod of ``replicated_job`` (empty: ``node``) a profile reads: the first or last by
     name among those that have started; None while none has."""
-    rj = replicated_job or DEFAULT_REPLICATED_JOB
-    mine = [
-        p
-        for p in pods
-        if ((p.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB_LABEL) == rj
-        and (p.get("status") or {}).get("phase") in STARTED_PHASES
-    ]
-    if not mine:
+    ordered = worker_pods(pods, replicated_job)
+    if not ordered:
         return None
-    ordered = sorted(mine, key=_name)
     return ordered[-1] if which == "last" else ordered[0]
 
 
@@ -88,14 +74,61 @@ def container_of(pod: Mapping[str, Any], preferred: str | None = None) -> str:
     return names[0]
 
 
+def worker_pods(
+    pods: Sequence[Mapping[str, Any]], replicated_job: str | None
+) -> list[Mapping[str, Any]]:
+    """The started pods of ``replicated_job`` (empty: ``node``) in worker order (by name)."""
+    rj = replicated_job or DEFAULT_REPLICATED_JOB
+    mine = [
+        p
+        for p in pods
+        if ((p.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB_LABEL) == rj
+        and (p.get("status") or {}).get("phase") in STARTED_PHASES
+    ]
+    return sorted(mine, key=_name)
+
+
+def restarts(pod: Mapping[str, Any], container: str) -> int:
+    """How often ``container`` restarted in ``pod`` (its status's ``restartCount``)."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        if status.get("name") == container:
+            return int(status.get("restartCount") or 0)
+    return 0
+
+
+def finished(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod's containers are done: its log will not grow."""
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
 def read_log(
-    client: Client, namespace: str, pod: str, container: str, *, timestamps: bool = True
+    client: Client,
+    namespace: str,
+    pod: str,
+    container: str,
+    *,
+    timestamps: bool = True,
+    since_time: str | None = None,
+    previous: bool = False,
 ) -> str | None:
-    """The whole log of ``pod``'s ``container``; None when it cannot be read now."""
+    """The log of ``pod``'s ``container`` (from ``since_time``, RFC 3339 whole seconds, when
+    given; the instance before the last restart when ``previous``), as sent; None when it
+    cannot be read now."""
+    params: dict[str, Any] = {"container": container, "timestamps": timestamps}
+    if since_time:
+        params["sinceTime"] = since_time
+    if previous:
+        params["previous"] = True
     try:
         with api_call(f"log of pod {namespace}/{pod}"):
-            return "".join(
-                client.log(pod, namespace=namespace, container=container, timestamps=timestamps)
+            # lightkube's Client.log has no sinceTime and rewrites line ends; the same request
+            # through its generic client, read as text.
+            generic: Any = client._client
+            request = generic.prepare_request(
+                "get", PodLog, name=pod, namespace=namespace, params=params
             )
+            response = generic.send(generic.build_adapter_request(request))
+            generic.raise_for_status(response)
+            return str(response.text)
     except BackendError:
         return None
