@@ -30,6 +30,7 @@ from glimmer.api.fleet_sched import parse_duration
 from glimmer.api.k8s import Condition, SecretKeySelector
 
 URL_PATTERN = r"^https?://[^\s]+$"
+PEM_PATTERN = r"-----BEGIN CERTIFICATE-----"
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 HOUR = 3600.0
 
@@ -94,10 +95,17 @@ class ExportSource(Wire):
 
 class ExportWebhook(Wire):
     """Where reports go: an https URL (http only where the operator allows it), the bearer
-    token (a key of a Secret in the policy's namespace) and one attempt's deadline."""
+    token (a key of a Secret in the policy's namespace), the CAs its certificate is verified
+    against (``caBundle``; the system store when unset) and one attempt's deadline."""
 
     url: str = Field(pattern=URL_PATTERN, max_length=2048)
     bearer_token_secret_ref: SecretKeySelector | None = None
+    ca_bundle: str | None = Field(
+        None,
+        max_length=65536,
+        pattern=PEM_PATTERN,
+        description="PEM certificates the receiver's chain must end in (a private CA).",
+    )
     timeout: Timeout = _field("10s", "1s..5m")
 
 
