@@ -163,6 +163,7 @@ BUILTIN: tuple[ResourceType, ...] = (
     _core("resourcequotas", "ResourceQuota", True, "status", short=("quota",)),
     _core("limitranges", "LimitRange", True, short=("limits",)),
     _core("persistentvolumeclaims", "PersistentVolumeClaim", True, "status", short=("pvc",)),
+    _core("persistentvolumes", "PersistentVolume", False, "status", short=("pv",)),
     _grouped("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "status"),
 )
 

@@ -61,6 +61,10 @@ GRANTS: tuple[Grant, ...] = (
     Grant("", "persistentvolumeclaims", ("create", "delete", "get"),
           "a Workflow's checkpoint PVC dependency (§3.4), deleted in reverse creation order",
           unobserved=("create", "delete", "get")),
+    Grant("", "persistentvolumes", ("get", "patch"),
+          "the volume behind a Workflow's bound checkpoint PVC: stamped with its UID, reclaim "
+          "policy Retain -> Delete once Released after the Workflow is deleted (§3.2)",
+          unobserved=("get", "patch")),
     Grant("", "secrets", ("get",), "a webhook sink's bearer token, by name, at each send"),
     Grant("", "namespaces", ("get",), "kube-system's UID names the cluster in every envelope"),
     # -- burn-in kinds ------------------------------------------------------------------------

@@ -130,6 +130,9 @@ class DependencyRef(Wire):
     scope: Literal["workflow", "job", "iteration"] = "workflow"
     group_name: str | None = None
     iteration: Int32 | None = Field(None, ge=0)
+    # A PersistentVolumeClaim's: the PersistentVolume bound behind it, once stamped with the
+    # Workflow's UID (kept here because the claim is gone by the time the volume is released).
+    volume_name: str | None = None
 
 
 class WorkflowStatus(Wire):

@@ -3,9 +3,10 @@ then the category's certification core in replay, one Job per core job.
 
 One reconcile reads the Workflow live and:
 
-1. deleting (ADR-053) → deletes its Jobs (UID precondition) and waits until none remain, then
-   its dependencies in reverse creation order (only those with its identity), then drops the
-   finalizer;
+1. deleting (ADR-053) → stamps the volumes of its bound checkpoint claims, deletes its Jobs
+   (UID precondition) and waits until none remain, then its dependencies in reverse creation
+   order (only those with its identity), then sets each stamped volume's reclaim policy to
+   Delete once Released (:mod:`.workflow_volumes`), then drops the finalizer;
 2. terminal → nothing (Jobs, dependencies and results stay until the Workflow is deleted: the
    report reads them);
 3. first reconcile → discovery (:mod:`.workflow_discovery`), the overrides matched against the
@@ -101,6 +102,7 @@ from glimmer.operator.certify.workflow_result import (
     target_text,
 )
 from glimmer.operator.certify.workflow_run import run_workload
+from glimmer.operator.certify.workflow_volumes import release_volumes, stamp_volumes
 
 FINALIZER = f"{GROUP}/workflow-finalizer"
 CONFIGMAPS = resource_for("v1", "ConfigMap")
@@ -157,6 +159,10 @@ class WorkflowController:
         except DependencyPending:
             return self.poll
         status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), refs)
+        # §3.2: the volume behind each checkpoint claim stamped as soon as it binds.
+        stamped = stamp_volumes(self.cluster, wf, status["dependencyRefs"])
+        if stamped is not None:
+            status["dependencyRefs"] = stamped
         # The Workflow as last written: recording a job's copies moves its resourceVersion.
         live = [wf]
         runnable = {**wf, "spec": spec}
@@ -443,6 +449,12 @@ class WorkflowController:
             return None
         namespace = str(meta(wf).get("namespace") or "default")
         uid = str(meta(wf).get("uid") or "")
+        refs = (wf.get("status") or {}).get("dependencyRefs") or []
+        stamped = stamp_volumes(self.cluster, wf, refs)  # a claim bound since the last pass
+        if stamped is not None:
+            status = {**(wf.get("status") or {}), "dependencyRefs": stamped}
+            wf = self.cluster.write_status(WORKFLOWS, {**wf, "status": status})
+            refs = stamped
         jobs = self.cluster.items(JOBS, namespace, {WORKFLOW_LABEL: str(meta(wf).get("name"))})
         mine = [j for j in jobs if controlled_by(j, uid)]
         for job in mine:
@@ -451,9 +463,11 @@ class WorkflowController:
                     self.cluster.delete(JOBS, meta(job)["name"], namespace, uid=meta(job)["uid"])
         if mine:
             return DELETION_POLL  # until every Job is gone (their finalizers wait for pods)
-        refs = (wf.get("status") or {}).get("dependencyRefs") or []
         if delete_dependencies(self.cluster, refs, wf):
             return DELETION_POLL
+        waiting = release_volumes(self.cluster, wf, refs)  # the claims are gone: their volumes
+        if waiting is not None:
+            return waiting
         kept = [f for f in _finalizers(wf) if f != FINALIZER]
         self.cluster.replace(WORKFLOWS, {**wf, "metadata": {**meta(wf), "finalizers": kept}})
         return None

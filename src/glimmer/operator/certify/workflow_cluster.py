@@ -30,6 +30,7 @@ from lightkube.generic_resource import (
     GenericNamespacedStatus,
     create_api_info,
 )
+from lightkube.types import PatchType
 
 from glimmer.backends.kubernetes.errors import api_call, code_of
 from glimmer.backends.kubernetes.events import NORMAL, WARNING, Involved, post_event
@@ -156,6 +157,15 @@ class Cluster:
         m = meta(body)
         with api_call(f"replace {kind.__name__} {m.get('namespace')}/{m.get('name')}"):
             made = self.client.replace(kind.from_dict(dict(body)))
+        return as_dict(made)
+
+    def patch(self, kind: Kind, name: str, namespace: str | None, patch: Mapping[str, Any]) -> Obj:
+        """A JSON merge patch of ``name``; a ``metadata.resourceVersion`` in it is the
+        precondition (a Conflict over a stale read)."""
+        with api_call(f"patch {kind.__name__} {namespace}/{name}"):
+            made = self.client.patch(
+                kind, name, dict(patch), namespace=namespace, patch_type=PatchType.MERGE
+            )
         return as_dict(made)
 
     def write_status(self, kind: Kind, body: Mapping[str, Any]) -> Obj:
