@@ -159,3 +159,17 @@ def test_plain_http_is_refused_unless_the_operator_allows_it(exports: Exports) -
     done = exports.status(name)
     assert (done["phase"], done["attempts"], done["sha256"]) == ("Succeeded", 1, status["sha256"])
     assert len(exports.receiver.requests) == 1
+
+
+def test_an_export_whose_spec_breaks_the_bounds_fails_without_sending(exports: Exports) -> None:
+    name = _one_export(exports)
+    body = exports.export(name)
+    # Written past the policy (the API server checks the durations' syntax, not their bounds).
+    body["spec"]["retry"] = {**body["spec"]["retry"], "initialBackoff": "10m", "maxBackoff": "1m"}
+    other = {**body, "metadata": {"name": "by-hand", "namespace": body["metadata"]["namespace"]}}
+    exports.api.create("reportexports", other)
+    exports.drive("by-hand")
+    status = exports.status("by-hand")
+    assert (status["phase"], status["reason"]) == ("Failed", "InvalidSpec")
+    assert "spec.retry.maxBackoff" in status["message"]
+    assert exports.receiver.requests == []

@@ -159,3 +159,14 @@ def test_the_api_refuses_a_policy_outside_the_bounds(exports: Exports) -> None:
             exports.api.path("reportexportpolicies"), json={**base, "spec": spec}
         )
         assert got.status_code == 422, spec
+
+
+def test_a_policy_past_the_bounds_the_api_cannot_check_registers_nothing(
+    exports: Exports,
+) -> None:
+    finished_certification(exports.api, "cert-a", exports.clock.now())
+    policy(exports.api, exports.receiver.url, retry={"initialBackoff": "2h"})  # past 1h
+    assert exports.register() == []
+    [event] = [e for e in exports.api.events() if e.get("reason") == "InvalidPolicy"]
+    assert event["type"] == "Warning"
+    assert "spec.retry.initialBackoff" in event["message"] and "1s..1h" in event["message"]

@@ -41,14 +41,16 @@ from lightkube import Client
 from pydantic import ValidationError
 
 from glimmer.api.certify.report_export import ExportPhase, ReportExportSpec
+from glimmer.api.explain import explain
 from glimmer.api.fleet_sched import parse_duration
 from glimmer.engine.backend import Conflict
 from glimmer.operator.certify.certification_conditions import set_condition
 from glimmer.operator.certify.job_status import parse_time, stamp
 from glimmer.operator.certify.report_export_delivery import Answer, backoff, post
 from glimmer.operator.certify.report_export_names import EXPORTS
-from glimmer.operator.certify.report_export_snapshot import SnapshotRefused, read, take
+from glimmer.operator.certify.report_export_snapshot import read, take
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta
+from glimmer.operator.certify.workflow_discovery import Refused
 
 log = logging.getLogger("glimmer.operator.certify.report_export")
 
@@ -91,9 +93,8 @@ class ExportController:
         except ValidationError as e:
             if phase in (SUCCEEDED, FAILED):
                 return None
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            self._finish(body, status, FAILED, "InvalidSpec", f"spec.{where}: {first['msg']}")
+            problems = "; ".join(f"spec.{where}: {why}" for where, why in explain(e))
+            self._finish(body, status, FAILED, "InvalidSpec", problems)
             return None
         if phase in (SUCCEEDED, FAILED):
             return self._finished(body, status, spec)
@@ -125,7 +126,7 @@ class ExportController:
     def _snapshot(self, body: Obj, status: Obj, spec: ReportExportSpec) -> float | None:
         try:
             snap = take(self.cluster, body, spec)
-        except SnapshotRefused as e:
+        except Refused as e:
             self._finish(body, status, FAILED, e.reason, e.message)
             return None
         now = self.now()
@@ -169,7 +170,7 @@ class ExportController:
                 self.cluster, namespace, str(ref.get("name")), str(ref.get("key")),
                 str(status.get("sha256")),
             )  # fmt: skip
-        except SnapshotRefused as e:
+        except Refused as e:
             self._finish(body, status, FAILED, e.reason, e.message)
             return None
         status.update(

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from pydantic import ValidationError
 
 from glimmer.api.certify.report_export import ReportExportPolicy
+from glimmer.api.explain import explain
 from glimmer.api.fleet_sched import parse_duration
 from glimmer.backends.kubernetes.certify.resources import CERTIFICATIONS, CERTIFY_API_VERSION
 from glimmer.backends.kubernetes.errors import AlreadyExists
@@ -69,9 +70,8 @@ class PolicyController:
         try:
             policy = ReportExportPolicy.model_validate(body)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            message = f"ReportExportPolicy {namespace}/{name}: {where}: {first['msg']}"
+            problems = "; ".join(f"{where}: {why}" for where, why in explain(e))
+            message = f"ReportExportPolicy {namespace}/{name}: {problems}"
             log.warning("%s; it registers nothing", message)
             self.cluster.event(body, "InvalidPolicy", message, warning=True, at=self.now())
             return None

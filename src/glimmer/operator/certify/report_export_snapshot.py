@@ -34,19 +34,12 @@ from glimmer.operator.certify.report_export_names import (
     snapshot_name,
 )
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
+from glimmer.operator.certify.workflow_discovery import Refused
 from glimmer.operator.certify.workflow_result import REPORT_KEY, configmap, report_name
 
 CONFIGMAPS = resource_for("v1", "ConfigMap")
 RESULT_ANNOTATION = "certify.glimmer.ai/result"
-
-
-class SnapshotRefused(Exception):
-    """No snapshot can be taken (or trusted): the export fails with ``reason``."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+# No snapshot can be taken (or trusted): :class:`Refused` (reason, message) fails the export.
 
 
 @dataclass(frozen=True)
@@ -100,7 +93,7 @@ def take(cluster: Cluster, export: Obj, spec: ReportExportSpec) -> Snapshot:
     except AlreadyExists:
         again = cluster.get(CONFIGMAPS, name, namespace)
         if again is None:
-            raise SnapshotRefused("SnapshotLost", f"ConfigMap {name} vanished") from None
+            raise Refused("SnapshotLost", f"ConfigMap {name} vanished") from None
         return _adopted(again, export)
     return Snapshot(name, SNAPSHOT_KEY, sha, len(body), result)
 
@@ -108,13 +101,13 @@ def take(cluster: Cluster, export: Obj, spec: ReportExportSpec) -> Snapshot:
 def _adopted(found: Obj, export: Obj) -> Snapshot:
     name = str(meta(found).get("name"))
     if not controlled_by(found, str(meta(export).get("uid") or "")):
-        raise SnapshotRefused(
+        raise Refused(
             "SnapshotNameTaken",
             f"ConfigMap {name} exists and is not owned by this ReportExport; it is left alone",
         )
     text = (found.get("data") or {}).get(SNAPSHOT_KEY)
     if not isinstance(text, str):
-        raise SnapshotRefused("SnapshotLost", f"ConfigMap {name} has no {SNAPSHOT_KEY}")
+        raise Refused("SnapshotLost", f"ConfigMap {name} has no {SNAPSHOT_KEY}")
     body = text.encode()
     result = str((meta(found).get("annotations") or {}).get(RESULT_ANNOTATION) or "")
     return Snapshot(name, SNAPSHOT_KEY, digest(body), len(body), result)
@@ -124,7 +117,7 @@ def _report(cluster: Cluster, spec: ReportExportSpec) -> tuple[str, Any]:
     src = spec.source_ref
     cert = cluster.get(CERTIFICATIONS, src.name, src.namespace)
     if cert is None or str(meta(cert).get("uid")) != src.uid:
-        raise SnapshotRefused(
+        raise Refused(
             "SourceGone", f"Certification {src.namespace}/{src.name} (uid {src.uid}) is gone"
         )
     result = true_member((cert.get("status") or {}).get("conditions"))
@@ -132,13 +125,11 @@ def _report(cluster: Cluster, spec: ReportExportSpec) -> tuple[str, Any]:
     found = cluster.get(CONFIGMAPS, name, src.namespace)
     text = ((found or {}).get("data") or {}).get(REPORT_KEY)
     if not isinstance(text, str):
-        raise SnapshotRefused(
-            "ReportMissing", f"ConfigMap {src.namespace}/{name} holds no {REPORT_KEY}"
-        )
+        raise Refused("ReportMissing", f"ConfigMap {src.namespace}/{name} holds no {REPORT_KEY}")
     try:
         return result, json.loads(text)
     except json.JSONDecodeError as e:
-        raise SnapshotRefused(
+        raise Refused(
             "ReportUnreadable", f"ConfigMap {src.namespace}/{name} {REPORT_KEY}: {e}"
         ) from None
 
@@ -148,10 +139,10 @@ def read(cluster: Cluster, namespace: str, name: str, key: str, sha256: str) -> 
     found = cluster.get(CONFIGMAPS, name, namespace)
     text = ((found or {}).get("data") or {}).get(key)
     if not isinstance(text, str):
-        raise SnapshotRefused("SnapshotLost", f"snapshot ConfigMap {name} or its {key} is gone")
+        raise Refused("SnapshotLost", f"snapshot ConfigMap {name} or its {key} is gone")
     body = text.encode()
     if digest(body) != sha256:
-        raise SnapshotRefused(
+        raise Refused(
             "SnapshotCorrupt", f"snapshot ConfigMap {name} no longer matches sha256 {sha256}"
         )
     return body
