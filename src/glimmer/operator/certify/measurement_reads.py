@@ -10,7 +10,8 @@ went into — one write, so a crash between samples loses nothing and counts not
 A read names the pod by UID: another pod (a checkpoint restart's new workload) starts from its
 beginning. A container restarted since the cursor first gives the rest of the instance before
 (``previous=true``), then the new one from its start; while the new instance has printed
-nothing the cursor stays on the old one (§6.1: no rows and restarts > 0 do not advance it).
+nothing the cursor stays on the old one (§6.1: no rows and restarts > 0 do not advance it). A
+pod first seen after a restart is read from the instance before it (the one the kubelet keeps).
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def read_pod(
     uid, restarts = str(meta.get("uid") or ""), logs.restarts(pod, container)
     final = logs.finished(pod)
     if cursor is None or cursor.pod_uid != uid:
-        cursor = Cursor(uid, restarts)
+        # A pod first seen after its container restarted: the instance before (the only one
+        # the kubelet keeps) is read from its start first.
+        cursor = Cursor(uid, max(0, restarts - 1))
     lines: list[str] = []
     cursors: list[Cursor] = []
     before = cursor

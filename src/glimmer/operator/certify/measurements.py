@@ -67,8 +67,9 @@ from glimmer.certify.measure.goodput import (
     WorkerLogReader,
     training_profile,
 )
+from glimmer.certify.measure.goodput_reader import kubelet_time
 from glimmer.certify.measure.goodput_workers import Role
-from glimmer.certify.measure.log_cursor import Cursor, advance, stamp_ns
+from glimmer.certify.measure.log_cursor import Cursor, advance
 from glimmer.engine.backend import NotFound
 from glimmer.errors import GlimmerError
 from glimmer.operator.certify.certification_conditions import (
@@ -307,9 +308,9 @@ class MeasurementReconciler:
         if multi:
             merged = WorkerLogReader(tp, reader=reader)
             for role, r in multi.items():
-                ns = stamp_ns(r.read_to) if r.read_to else None
-                merged.feed(role, "".join(f"{line}\n" for line in r.read.lines),
-                            None if ns is None else ns / 1e9)  # fmt: skip
+                # Read to the time of its last line, as the merge reads a line's time.
+                read_to = kubelet_time(f"{r.read_to} ") if r.read_to else None
+                merged.feed(role, "".join(f"{line}\n" for line in r.read.lines), read_to)
             for role in (LIFECYCLE, STEPS):
                 # A pod that finished (or a Job that ended) prints nothing more.
                 if anchor is not None or (role in multi and multi[role].final):
