@@ -408,7 +408,8 @@ class TrainingLogReader:
         }
         if self._partial:
             out["partial"] = self._partial
-        return _compact(out)
+        compact: dict[str, Any] = _compact(out)
+        return compact
 
     @classmethod
     def resume(

@@ -40,9 +40,11 @@ from glimmer.certify.platform.vocab import GROUP, JOB_LABEL
 from glimmer.operator.certify.health_watch import NodeChanges, jobs_on
 from glimmer.operator.certify.job_measured import measurement_name
 from glimmer.operator.certify.job_reconcile import JOB_FINALIZER, JobReconciler
+from glimmer.operator.certify.measurement_metrics import MeasurementSeries
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from glimmer.operator.context import OperatorContext
 from glimmer.operator.daemons import without_kopf_finalizer
+from glimmer.operator.exporter import exporter_of
 from glimmer.operator.passes import retry_after
 from glimmer.operator.wakes import Key, Wakes
 
@@ -140,11 +142,15 @@ class CertifyJobHandlers:
             self.pool,
             host,
         )
-        self.measurements = {
-            plural: Followers(
-                plural, MeasurementReconciler(self.client, now, plural).reconcile, self.pool, host
-            )
+        # The measurements' gauges go to the operator's one exporter, beside the BurnInRuns'.
+        series = MeasurementSeries(exporter_of(context))
+        self.measurers = {
+            plural: MeasurementReconciler(self.client, now, plural, series)
             for plural in ("goodputmeasurements", "bandwidthmeasurements")
+        }
+        self.measurements = {
+            plural: Followers(plural, measurer.reconcile, self.pool, host)
+            for plural, measurer in self.measurers.items()
         }
         self.nodes = NodeChanges()
 
@@ -173,6 +179,7 @@ class CertifyJobHandlers:
         namespace, name, _ = _key(event)
         if event.get("type") == "DELETED":
             self.measurements[plural].wakes.forget((namespace, name))
+            self.measurers[plural].forget(namespace, name)
             return
         self.measurements[plural].wake(namespace, name)
         labels = ((event.get("object") or {}).get("metadata") or {}).get("labels") or {}
