@@ -205,7 +205,7 @@ def test_certify_crds_writes_what_is_checked_in(
     assert main(["certify", "crds", "--output-dir", str(tmp_path)]) == 0
     written = {p.name: p.read_text() for p in tmp_path.glob("*.yaml")}
     checked_in = {p.name: p.read_text() for p in (REPO / "deploy/crds-certify").glob("*.yaml")}
-    assert written == checked_in and len(written) == 7
+    assert written == checked_in and len(written) == 9
 
 
 def test_the_certification_samples_pass_glimmer_validate(

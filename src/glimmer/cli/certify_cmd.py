@@ -132,8 +132,9 @@ def crds(
 ) -> None:
     """Print the CRDs of the certification kinds.
 
-    Certification, WorkloadRun and LogProfile, which users write; Workflow, Job,
-    GoodputMeasurement and BandwidthMeasurement, which the controllers write."""
+    Certification, WorkloadRun, LogProfile and ReportExportPolicy, which users write;
+    Workflow, Job, GoodputMeasurement, BandwidthMeasurement and ReportExport, which the
+    controllers write."""
     objs = all_certify_crds()
     write_manifests(objs, output_dir, crd_filename, crd_file_text, to_yaml(objs))
 
