@@ -170,3 +170,17 @@ def test_a_policy_past_the_bounds_the_api_cannot_check_registers_nothing(
     [event] = [e for e in exports.api.events() if e.get("reason") == "InvalidPolicy"]
     assert event["type"] == "Warning"
     assert "spec.retry.initialBackoff" in event["message"] and "1s..1h" in event["message"]
+
+
+def test_an_export_deleted_by_hand_within_the_window_is_registered_again(
+    exports: Exports,
+) -> None:
+    finished_certification(exports.api, "cert-a", exports.clock.now())
+    policy(exports.api, exports.receiver.url)
+    [first] = exports.register()
+    name = first["metadata"]["name"]
+    gone = exports.api.http.delete(exports.api.path("reportexports", name))
+    assert gone.status_code == 200, gone.text
+    [again] = exports.register()
+    assert again["metadata"]["name"] == name
+    assert again["metadata"]["uid"] != first["metadata"]["uid"]
