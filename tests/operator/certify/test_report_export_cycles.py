@@ -5,6 +5,10 @@ operator allows it; the spec is frozen but for ``cancel`` and ``retryNonce``."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from glimmer.operator.certify.report_export import ExportController
+from glimmer.operator.certify.report_export_delivery import Answer, post
 from tests.operator.certify.report_export_harness import (
     Exports,
     exports,
@@ -173,3 +177,19 @@ def test_an_export_whose_spec_breaks_the_bounds_fails_without_sending(exports: E
     assert (status["phase"], status["reason"]) == ("Failed", "InvalidSpec")
     assert "spec.retry.maxBackoff" in status["message"]
     assert exports.receiver.requests == []
+
+
+def test_a_cancel_landing_during_an_attempt_keeps_that_attempts_answer(exports: Exports) -> None:
+    name = _one_export(exports)
+
+    def post_while_cancelled(*args: Any) -> Answer:
+        exports.patch_spec(name, {"cancel": True})  # the status write after it conflicts
+        return post(*args)
+
+    exports.exports = ExportController(
+        exports.cluster, exports.clock.now, allow_plain_http=True, poster=post_while_cancelled
+    )
+    exports.drive(name)
+    status = exports.status(name)
+    assert (status["phase"], status["attempts"]) == ("Succeeded", 1)  # delivered is delivered
+    assert len(exports.receiver.requests) == 1

@@ -297,9 +297,11 @@ class ExportController:
         )  # fmt: skip
 
     def _write(self, body: Obj, status: Obj, reason: str, message: str) -> Obj:
-        """Write ``status`` (its reason and message set); a Conflict (the spec changed under
-        us: a cancel, a nonce) re-reads and writes the same status again — what this step
-        did happened, and the next reconcile acts on the new spec."""
+        """Write ``status`` (its reason and message set). A Conflict whose fresh read holds
+        the status this step started from (the spec or metadata changed under us: a cancel,
+        a nonce) writes the same status again — what this step did happened (an answer
+        came), and the next reconcile acts on the new spec; one whose status moved on is
+        raised, and the next reconcile starts from the fresh read."""
         if status.get("phase") not in (SUCCEEDED, FAILED):  # _finish set a terminal one's
             status.update(reason=reason, message=message)
         for _ in range(CONFLICT_TRIES):
@@ -314,7 +316,7 @@ class ExportController:
                 fresh = self.cluster.get(
                     EXPORTS, str(meta(body)["name"]), meta(body).get("namespace")
                 )
-                if fresh is None:
+                if fresh is None or (fresh.get("status") or {}) != (body.get("status") or {}):
                     raise
                 body = fresh
         raise Conflict(f"ReportExport {meta(body).get('name')}: status kept conflicting")
