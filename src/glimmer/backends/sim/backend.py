@@ -173,6 +173,8 @@ class SimBackend(RunsInStore):
         self.seed = seed
         self.epoch = start
         self.t = 0.0
+        self._now_t, self._now_epoch, self._now = 0.0, start, start
+        self._rng = random.Random()
         self.faults = tuple(faults)
         self.profiles: dict[str, BurnInProfile] = dict(profiles or {})
         self.tests: dict[str, BurnInTestSpec] = dict(tests or {})
@@ -191,9 +193,22 @@ class SimBackend(RunsInStore):
         self._runs_exec: dict[str, SimExecutions] = {}
         self._owner: dict[str, str] = {}  # execution name -> run uid
 
+    def _seeded(self, seed: int) -> random.Random:
+        """The backend's one generator, seeded with ``seed``: the stream ``random.Random(seed)``
+        gives, without making a generator (4 against 11 us, twice per execution). Every caller
+        draws what it needs at once, before the next seeding."""
+        self._rng.seed(seed)
+        return self._rng
+
     # -- the clock ----------------------------------------------------------------------------
     def now(self) -> datetime:
-        return self.epoch + timedelta(seconds=self.t)
+        # Asked a dozen times per instant (every pass, every created or ended execution): the
+        # instant is made once per clock reading and epoch (a datetime is immutable).
+        t, epoch = self.t, self.epoch
+        if t != self._now_t or epoch is not self._now_epoch:
+            self._now = epoch + timedelta(seconds=t)
+            self._now_t, self._now_epoch = t, epoch
+        return self._now
 
     def at(self, seconds: float) -> datetime:
         return self.epoch + timedelta(seconds=seconds)
@@ -244,7 +259,7 @@ class SimBackend(RunsInStore):
         table.live_names[spec.name] = None
         self._runs_exec[spec.run_uid].changes.append(spec.name)  # the table itself
         self._owner[spec.name] = spec.run_uid
-        rng = random.Random(_seed_of(self.seed, spec.name))
+        rng = self._seeded(_seed_of(self.seed, spec.name))
         if first_fault(self.faults, spec, ("log-unreadable",)) is not None:
             record.log_unreadable = True
         blocked = first_fault(self.faults, spec, ("unschedulable", "image-pull"))
@@ -351,7 +366,7 @@ class SimBackend(RunsInStore):
 
     def _on_start(self, uid: str, record: _Exec) -> None:
         spec = record.view.spec
-        rng = random.Random(_seed_of(self.seed, spec.name, "run"))
+        rng = self._seeded(_seed_of(self.seed, spec.name, "run"))
         rendezvous = spec.role in ("server", "rank-0")
         self._set(record, phase=ExecPhase.RUNNING, started_at=self.now(), ready=not rendezvous)
         if rendezvous:

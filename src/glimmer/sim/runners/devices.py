@@ -73,10 +73,18 @@ def emit_fold(
     keys: dict[str, None] = {}  # every device's keys, in first-print order
     for r in readings:
         keys.update(dict.fromkeys(r.values))
-    for key in keys:
-        present = [r.values[key] for r in readings if key in r.values]
-        decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)
-        out.kv(key, _fold(kind, key, present), decimals)
+    if all(r.values.keys() == keys.keys() for r in readings):
+        # The usual board: every device printed the same keys, so each key's values are one
+        # per device and its decimals the first device's (as the general walk below finds).
+        first = readings[0].decimals if readings else {}
+        for key in keys:
+            present = [r.values[key] for r in readings]
+            out.kv(key, _fold(kind, key, present), first.get(key, 2))
+    else:
+        for key in keys:
+            present = [r.values[key] for r in readings if key in r.values]
+            decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)
+            out.kv(key, _fold(kind, key, present), decimals)
     worst = worst_index(kind, readings, primary)
     homogeneous = len({(r.device.name, r.device.part) for r in readings}) == 1
     out.kv("deviceCount", len(readings))

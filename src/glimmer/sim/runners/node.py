@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -46,6 +47,14 @@ class Device:
     name: str
     limit_w: float  # enforced power limit
     levels: Mapping[str, float]  # fault mode -> intensity reaching this GPU
+    # Whether the runtime sees this GPU: decided once from ``levels`` (a device is built once
+    # per (node, fault set) and asked on every look at the node's visible GPUs, 26 times a
+    # runner call).
+    present: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        gone = any(self.levels.get(m, 0.0) > 0.0 for m in MISSING_MODES)
+        object.__setattr__(self, "present", not gone)  # frozen: set once, here
 
     def level(self, mode: str) -> float:
         return self.levels.get(mode, 0.0)
@@ -54,10 +63,6 @@ class Device:
     def part(self) -> PartFigures | None:
         # Looked up on each use, not kept: a view outlives the figures table a test may replace.
         return part(self.sku.key)
-
-    @property
-    def present(self) -> bool:
-        return not any(self.level(m) > 0.0 for m in MISSING_MODES)
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,9 @@ class NodeView:
     cooling: float  # rack cooling intensity
     op: Mapping[str, float] = field(default_factory=dict)  # the pool's operating assumptions
 
-    @property
+    @cached_property
     def visible(self) -> tuple[Device, ...]:
+        # Kept on the (frozen, never changed) view: a runner asks for it several times.
         return tuple(d for d in self.devices if d.present)
 
     def level(self, mode: str) -> float:
