@@ -126,6 +126,16 @@ def _read_payload(data: bytes, pos: int) -> tuple[_Payload, str, int]:
     return payload, "unterminated", len(data)
 
 
+def plain_lines(stdout: bytes) -> list[bytes] | None:
+    """Every line of ``stdout``, blank ones included, when it is small and has no fence and no
+    carriage return (what a runner prints): then the lines :func:`scan` yields are exactly its
+    non-blank ones, and a caller that knows a line already (a parser's cache of lines it has
+    decided) need not ask whether it is blank. None for any other output."""
+    if len(stdout) <= _SMALL_OUTPUT and _FENCE_WORD not in stdout and b"\r" not in stdout:
+        return stdout.split(b"\n")
+    return None
+
+
 def scan(stdout: bytes, artifacts: list[Artifact]) -> Iterator[bytes]:
     """Yield the non-blank lines outside every fence, appending each fence to ``artifacts``.
 
