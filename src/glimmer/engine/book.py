@@ -29,6 +29,7 @@ from glimmer.api.result import TestResult
 from glimmer.api.run import BurnInRunStatus
 from glimmer.api.shared_fields import share_fields_set
 from glimmer.contract.vocab import TERMINAL_PHASES, Phase
+from glimmer.engine.copied import copied
 from glimmer.engine.names import result_key
 from glimmer.verdict import ResultView, count_results
 from glimmer.verdict.run_phase import Counters
@@ -201,7 +202,7 @@ class Book:
         update: dict[str, object] = {"results": self.results or None, **self.counters()}
         update.update(changes)
         self.dirty = False
-        self.base = self.base.model_copy(update=update)
+        self.base = copied(self.base, update)
         return self.base
 
     def rollback(self) -> None:

@@ -16,6 +16,7 @@ from glimmer.api.threshold import to_contract
 from glimmer.contract.vocab import TERMINAL_PHASES, Artifact, ParsedResult, Phase, RunnerVerdict
 from glimmer.engine.backend import ArtifactStore, BackendError
 from glimmer.engine.context import Pass
+from glimmer.engine.copied import copied
 from glimmer.engine.names import delivery_key
 from glimmer.plan.env import is_segmented
 from glimmer.verdict import UnitState, complete_attempt, next_trigger
@@ -76,6 +77,20 @@ def observe(
 ) -> TestResult:
     """Make sure the result and this attempt are open; set startedAt from the first attempt
     that actually started (never from creation). Writes only when something changed."""
+    result, changed = _opened(ctx, test, nodes, attempt, pod_name, started_at)
+    return ctx.book.put(result) if changed else result
+
+
+def _opened(
+    ctx: Pass,
+    test: PlannedTest,
+    nodes: list[str],
+    attempt: int,
+    pod_name: str,
+    started_at: datetime | None,
+) -> tuple[TestResult, bool]:
+    """The result as :func:`observe` leaves it, and whether that differs from the book's: not
+    yet put in the book (:func:`complete` puts only what the attempt decided)."""
     existing = ctx.book.get(test.name, nodes[0])
     if existing is not None and existing.attempts:
         last = existing.attempts[-1]
@@ -85,11 +100,11 @@ def observe(
             and (not pod_name or last.pod_name == pod_name)
             and (existing.started_at is not None or started_at is None)
         ):
-            return existing  # already open as it should be: the common pass changes nothing
+            return existing, False  # already open as it should be: the common pass
     result = existing if existing is not None else new_result(test, nodes, started_at)
     changed = existing is None
     if result.started_at is None and started_at is not None:
-        result = result.model_copy(update={"started_at": started_at})
+        result = copied(result, {"started_at": started_at})
         changed = True
     attempts = list(result.attempts or ())
     current = attempts[-1] if attempts else None
@@ -114,11 +129,11 @@ def observe(
         if pod_name and current.pod_name != pod_name:
             fix["pod_name"] = pod_name  # a Pair's client (the deciding side) takes over
         if fix:
-            attempts[-1] = current.model_copy(update=fix)
+            attempts[-1] = copied(current, fix)
             changed = True
     if not changed:
-        return result
-    return ctx.book.put(result.model_copy(update={"attempts": attempts}))
+        return result, False
+    return copied(result, {"attempts": attempts}), True
 
 
 def _state(result: TestResult) -> UnitState:
@@ -204,7 +219,9 @@ def complete(
     decided): stored here, after the decision and before the status write that precedes any
     delete, and its refs added to the result's (a re-harvest adds none twice)."""
     finished_at = ended_at or ctx.now
-    result = observe(ctx, test, nodes, attempt, pod_name, started_at)
+    # Opened as observe opens it, and put in the book once, as the attempt decided (putting
+    # the opened result first, to replace it at once, was two puts and two copies a unit).
+    result, _ = _opened(ctx, test, nodes, attempt, pod_name, started_at)
     spec = test.spec
     step = complete_attempt(
         _state(result),
@@ -216,15 +233,16 @@ def complete(
     )
     shared = _Shared()
     attempts = list(result.attempts or ())
-    attempts[-1] = attempts[-1].model_copy(
-        update={
+    attempts[-1] = copied(
+        attempts[-1],
+        {
             "phase": step.attempt.phase,
             "exit_code": parsed.exit_code,
             "finished_at": finished_at,
             "metrics": shared(step.attempt.metrics),
             "message": step.attempt.message,
             "pod_name": pod_name or attempts[-1].pod_name,
-        }
+        },
     )
     truncated = result.truncated_attempts
     if result.segments_required > 0:
@@ -258,7 +276,7 @@ def complete(
             not_evaluated=_not_evaluated(final) or None,
             unmeasurable=list(final.unmeasurable) or None,
         )
-    result = ctx.book.put(result.model_copy(update=update))
+    result = ctx.book.put(copied(result, update))
     if final is not None:
         ctx.deliveries.append(
             ctx.delivery(
@@ -282,17 +300,18 @@ def close_unit(
     result = ctx.book.get(test.name, nodes[0]) or new_result(test, nodes, None)
     attempts = list(result.attempts or ())
     if attempts and attempts[-1].phase not in TERMINAL_PHASES:
-        attempts[-1] = attempts[-1].model_copy(
-            update={"phase": phase, "finished_at": ctx.now, "message": message}
+        attempts[-1] = copied(
+            attempts[-1], {"phase": phase, "finished_at": ctx.now, "message": message}
         )
     result = ctx.book.put(
-        result.model_copy(
-            update={
+        copied(
+            result,
+            {
                 "phase": phase,
                 "message": message,
                 "finished_at": ctx.now,
                 "attempts": attempts or None,
-            }
+            },
         )
     )
     return result
