@@ -5,7 +5,10 @@ Delivery to a ``Prometheus`` BurnInSink hands the envelope to the process's in-m
 exporter's exposition on ``GET /metrics`` (default ``:8080``, the metrics Service's port) from a
 thread of its own, with the HTTP server of ``glimmer sink serve``
 (:func:`glimmer.sinks.serve.metrics_server`). A run's series go when the run is deleted or
-TTL-collected (the backend's delivery forgets them), not when it merely finishes.
+TTL-collected (the backend's delivery forgets them), not when it merely finishes. The
+certification measurements' ``burnin_nccl_*`` and ``burnin_goodput_*`` gauges are held by the
+same exporter (:mod:`glimmer.operator.certify.measurement_metrics`, ``Exporter.hold``), set at
+every sample and forgotten when the measurement is deleted: one registry, one endpoint.
 
 The liveness probe is kopf's own (``--liveness``, see :mod:`glimmer.operator.manifests`): it
 answers only while kopf's loop runs, which a server in its own thread cannot tell.
