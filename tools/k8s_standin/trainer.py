@@ -24,7 +24,7 @@ import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ import aiohttp
 
 from tools.k8s_standin import kubelet_status as st
 from tools.k8s_standin import trainer_status as ts
-from tools.k8s_standin.kubelet_client import ApiError, Client, WatchExpired
+from tools.k8s_standin.follow import Key, follow, key_of
+from tools.k8s_standin.kubelet_client import ApiError, Client
 from tools.k8s_standin.processes import Play, expand
 from tools.k8s_standin.trainer_fleet import TrainerFleet
 from tools.k8s_standin.trainer_jobs import NotAJob, job_name, job_of
@@ -51,17 +52,11 @@ from tools.k8s_standin.trainer_template import (
 )
 
 log = logging.getLogger("k8s_standin.trainer")
-Key = tuple[str, str]
 Obj = dict[str, Any]
 REPO = Path(__file__).resolve().parents[2]
 TRAINER_CRDS = REPO.parent / "shared" / "schemas" / "kubeflow-trainer"
 TRAINER_MANAGER = "trainer.kubeflow.org/trainjob-controller"
 RESYNC_S = 1.0
-
-
-def _key(obj: Mapping[str, Any]) -> Key:
-    meta = obj["metadata"]
-    return str(meta.get("namespace", "")), str(meta["name"])
 
 
 def _owner_uid(pod: Mapping[str, Any]) -> str:
@@ -108,13 +103,13 @@ class TrainerStandIn:
             tasks: list[asyncio.Task[None]] = []
             try:
                 listed = [asyncio.Event(), asyncio.Event()]
-                follow = [
+                collections = [
                     (f"/apis/{API_VERSION}/trainjobs", None, self.train_jobs, self._on_train_job),
                     ("/api/v1/pods", {"labelSelector": JOBSET_NAME}, self.pods, self._on_pod),
                 ]
-                for (path, params, store, handler), done in zip(follow, listed, strict=True):
+                for (path, params, store, handler), done in zip(collections, listed, strict=True):
                     tasks.append(
-                        asyncio.create_task(_follow(client, path, params, store, handler, done))
+                        asyncio.create_task(follow(client, path, store, handler, done, params))
                     )
                 for done in listed:
                     await done.wait()
@@ -131,7 +126,7 @@ class TrainerStandIn:
 
     def player(self, pod: Mapping[str, Any]) -> Play | None:
         """The Play of a pod this stand-in simulates; None for any other pod."""
-        role = self._roles.get(_key(pod))
+        role = self._roles.get(key_of(pod))
         if self.fleet is None or role is None:
             return None
         plan, part = role
@@ -144,7 +139,7 @@ class TrainerStandIn:
     # -- events ------------------------------------------------------------------------------
 
     async def _on_train_job(self, kind: str, obj: Obj) -> None:
-        key = _key(obj)
+        key = key_of(obj)
         if kind == "DELETED":
             self._created.pop(str(obj["metadata"].get("uid", "")), None)
             self._seen.pop(str(obj["metadata"].get("uid", "")), None)
@@ -155,7 +150,7 @@ class TrainerStandIn:
 
     async def _on_pod(self, kind: str, pod: Obj) -> None:
         if kind == "DELETED":
-            self._roles.pop(_key(pod), None)
+            self._roles.pop(key_of(pod), None)
         owner = str(pod["metadata"].get("labels", {}).get(JOBSET_NAME, ""))
         self._dirty.add((str(pod["metadata"].get("namespace", "")), owner))
         self._wake.set()
@@ -395,7 +390,7 @@ class TrainerStandIn:
         current = train_job.get("status") or {}
         if current.get("conditions", []) == conditions and current.get("jobsStatus") == jobs:
             return
-        ns, name = _key(train_job)
+        ns, name = key_of(train_job)
         body: Obj = {"status": {"conditions": conditions, "jobsStatus": jobs}}
         try:
             await self.client.merge_patch(
@@ -409,7 +404,7 @@ class TrainerStandIn:
         for pod in pods:
             if pod["metadata"].get("deletionTimestamp"):
                 continue
-            ns, name = _key(pod)
+            ns, name = key_of(pod)
             try:
                 await self.client.write("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}", {})
             except ApiError as e:
@@ -440,39 +435,3 @@ def _dependencies_met(
         if not ok:
             return False
     return True
-
-
-async def _follow(
-    client: Client,
-    path: str,
-    params: Mapping[str, str] | None,
-    store: dict[Key, Obj],
-    handler: Callable[[str, Obj], Awaitable[None]],
-    listed: asyncio.Event,
-) -> None:
-    """Keep ``store`` equal to the API's objects at ``path`` (as the kubelet stand-in does)."""
-    while True:
-        try:
-            items, rv = await client.list(path, params)
-            fresh = {_key(o): o for o in items}
-            for key in set(store) - set(fresh):
-                await handler("DELETED", store.pop(key))
-            for key, obj in fresh.items():
-                store[key] = obj
-                await handler("MODIFIED", obj)
-            listed.set()
-            while True:
-                async for kind, obj in client.watch(path, rv, params):
-                    rv = str(obj["metadata"].get("resourceVersion") or rv)
-                    if kind == "DELETED":
-                        store.pop(_key(obj), None)
-                    else:
-                        store[_key(obj)] = obj
-                    await handler(kind, obj)
-        except asyncio.CancelledError:
-            raise
-        except WatchExpired:
-            continue
-        except (aiohttp.ClientError, ApiError, TimeoutError, ValueError) as e:
-            log.debug("following %s: %s; listing again", path, e)
-            await asyncio.sleep(0.2)
