@@ -77,30 +77,6 @@ def test_a_suspended_workload_never_times_out(job_api: JobAPI) -> None:
     assert "workloadStartTime" not in job["status"]
 
 
-def test_a_node_turning_gpu_unhealthy_mid_run_fails_the_job_naming_exactly_that_node(
-    job_api: JobAPI,
-) -> None:
-    clock = JobClock()
-    rec = running_job(job_api, clock, nodeHealthMonitor={"cel": {"expression": GPU_UNHEALTHY}})
-    set_node_condition(job_api, "gpu-02", "GPUHealthy", "False")
-    rec.reconcile(NS, JOB)
-    job = job_of(job_api, JOB)
-    conditions = conditions_of(job)
-    assert conditions["HardwareFailed"] == ("True", "HardwareFailureDetected")
-    assert conditions["Failed"] == ("True", "HardwareFailureDetected")
-    assert job["status"]["failedNodes"] == [
-        {
-            "name": "gpu-02",
-            "reason": "HardwareFailureDetected",
-            "message": "Hardware failure detected by node health check",
-        }
-    ]
-    assert job["status"]["outcome"]["crashedOn"] == ["gpu-02"]
-    message = "Hardware failure detected on node(s): [gpu-02]"
-    assert ("Warning", "HardwareFailureDetected", message) in events_of(job_api, JOB)
-    assert job_api.read(job_api.trainer("trainjobs", WORKLOAD)) is None
-
-
 def test_a_healthy_node_change_leaves_the_job_running(job_api: JobAPI) -> None:
     clock = JobClock()
     rec = running_job(job_api, clock, nodeHealthMonitor={"cel": {"expression": GPU_UNHEALTHY}})

@@ -11,9 +11,12 @@ A Job ends exactly once, in one status write with its frozen ``outcome`` (:mod:`
 the launcher's log, its exit code, the error line, the node a failure names, how long it ran,
 and the collective's path — what the Workflow's replayed core reads back.
 
-Beyond §3.3 on one point: a node found unhealthy while the workload runs ends the Job at once
-(Failed, HardwareFailed, the workload deleted), since the replayed core needs the outcome to go
-on and a workload on a failing node proves nothing more; the outcome names that node.
+A node found unhealthy while the workload runs (§3.3, §7.1) sets HardwareFailed and the
+failed nodes and freezes the outcome with that verdict (the replayed core reads it at once),
+and the Job keeps running: the Workflow deletes the workload and waits for its pods. Once the
+verdict is given, whatever ends the workload — that delete, its own end, the timeout — ends
+the Job as that hardware failure (Failed, reason HardwareFailureDetected): never a second,
+different failure ("was deleted"), never a checkpoint restart onto the failed node.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from glimmer.backends.kubernetes.events import NORMAL, WARNING, Involved, post_e
 from glimmer.backends.kubernetes.resources import as_dict
 from glimmer.certify import job_rules
 from glimmer.certify.catalog.naming import workload_name
+from glimmer.certify.outcome import outcome_log
 from glimmer.certify.platform.vocab import (
     GROUP,
 )
@@ -68,6 +72,7 @@ from glimmer.operator.certify.job_measured import (
     progress_of,
 )
 from glimmer.operator.certify.job_status import (
+    HARDWARE_FAILED,
     VALIDATION_FAILED,
     Ending,
     blame_group,
@@ -75,6 +80,7 @@ from glimmer.operator.certify.job_status import (
     failed_nodes,
     failed_nodes_wire,
     get,
+    hardware_status,
     parse_time,
     stamp,
     terminal_status,
@@ -358,7 +364,17 @@ class JobReconciler(JobReads):
         read = Read(job, train_job, pods)
         hardware = self.health(job, pods)
         if hardware is not None:
-            return self.finish(job, pods, hardware, delete=True)
+            return self.hardware_failed(job, hardware)
+        if is_true(get(job, "status", "conditions"), HARDWARE_FAILED):
+            ended = (
+                train_job is None
+                or wl.train_job_condition(train_job, "Failed") is not None
+                or wl.train_job_condition(train_job, "Complete") is not None
+                or self.timed_out(job)
+            )
+            if ended:
+                return self.finish(job, pods, self.hardware_ending(job), delete=True)
+            return self.running_requeue  # the Workflow deletes the workload
         if train_job is None:
             return self.interrupted(read, WORKLOAD_DELETED, f"Workload TrainJob/{ref} was deleted")
         failed = wl.train_job_condition(train_job, "Failed")
@@ -450,11 +466,34 @@ class JobReconciler(JobReads):
         status, moved = terminal_status(job.get("status") or {}, ending, self.now())
         stored = self.write_status(job, status)
         self.transition_event(stored, moved)
-        if ending.hardware:
+        if ending.hardware and not is_true(get(job, "status", "conditions"), HARDWARE_FAILED):
             self.event(stored, HARDWARE_DETECTED, ending.message, warning=True)
         if delete or not ending.succeeded:
             self.delete_workload(stored)
         return None if not ending.succeeded else 0.0
+
+    def hardware_failed(self, job: Obj, ending: Ending) -> float | None:
+        """HardwareFailed, the failed nodes and the frozen outcome written; the Job goes on."""
+        stored = self.write_status(
+            job, hardware_status(job.get("status") or {}, ending, self.now())
+        )
+        self.event(stored, HARDWARE_DETECTED, ending.message, warning=True)
+        return self.running_requeue
+
+    def hardware_ending(self, job: Mapping[str, Any]) -> Ending:
+        """The end of a Job whose hardware verdict was given: that verdict, as written."""
+        status = job.get("status") or {}
+        verdict = find(status.get("conditions"), HARDWARE_FAILED) or {}
+        message = str(verdict.get("message") or HARDWARE_DETECTED)
+        name = f"Job {get(job, 'metadata', 'namespace')}/{get(job, 'metadata', 'name')}"
+        return Ending(
+            False,
+            HARDWARE_DETECTED,
+            message,
+            outcome_log(status["outcome"], name),
+            failed=failed_nodes(status),
+            hardware=True,
+        )
 
     def interrupted(self, read: Read, reason: str, message: str) -> float | None:
         """A workload that failed, was deleted or stalled: restart from the checkpoint when

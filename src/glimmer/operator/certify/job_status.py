@@ -111,6 +111,21 @@ class Ending:
     hardware: bool = False  # HardwareFailed=True with this ending
 
 
+def hardware_status(status: Mapping[str, Any], ending: Ending, at: datetime) -> Obj:
+    """The status of a running Job whose nodes the health check found unhealthy (§3.3, §7.1):
+    HardwareFailed=True, the failed nodes, and the outcome frozen with the hardware verdict —
+    what the Workflow's replayed core reads — while the trio stays as it was: the Job keeps
+    running until the Workflow deletes its workload (:func:`terminal_status` then ends it)."""
+    out: Obj = dict(status)
+    out["conditions"] = set_condition(
+        status.get("conditions"), HARDWARE_FAILED, True, ending.reason, ending.message, at
+    )
+    out["failedNodes"] = failed_nodes_wire(ending.failed)
+    if "outcome" not in out:
+        out["outcome"] = outcome_doc(ending.log)
+    return out
+
+
 def terminal_status(
     status: Mapping[str, Any], ending: Ending, at: datetime
 ) -> tuple[Obj, Transition | None]:

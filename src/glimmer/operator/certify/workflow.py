@@ -14,7 +14,9 @@ One reconcile reads the Workflow live and:
    gang-scheduling contract re-checked after them (``GangSchedulingConflict``); the nodes kept in
    ConfigMap ``group-nodes-<uid8>`` and the detection in status (``GroupsPartitioned``);
 4. the workflow-scoped dependencies ensured in topological order (idempotent);
-5. the core replayed (:mod:`.workflow_run`): Jobs pending → the groups' progress written, the
+5. a Job the health check failed (HardwareFailed, still running) → its workload deleted, the
+   group held until its pods are gone (:mod:`.workflow_drain`);
+6. the core replayed (:mod:`.workflow_run`): Jobs pending → the groups' progress written, the
    next reconcile on a Job event or the safety-net poll; the core done → the node-result
    ConfigMaps, ``<workflow>-result``, and ``Succeeded/JobCompleted`` or ``Failed`` with
    ``JobHardwareFailed`` / ``JobValidationFailed`` / ``IterationsFailed`` (and
@@ -87,6 +89,7 @@ from glimmer.operator.certify.dependencies import (
 from glimmer.operator.certify.dependencies import delete_in_reverse as delete_dependencies
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
 from glimmer.operator.certify.workflow_discovery import Refused, category_of, discover
+from glimmer.operator.certify.workflow_drain import HOLD_POLL, HeldLedger, drain_hardware_failed
 from glimmer.operator.certify.workflow_iterations import (
     Progress,
     current_iteration,
@@ -167,10 +170,11 @@ class WorkflowController:
         live = [wf]
         runnable = {**wf, "spec": spec}
         ledger = JobLedger(self.cluster.client, runnable, self._spec_for(runnable, status, live))
+        held = drain_hardware_failed(self.cluster, ledger.jobs(), self.now())
         substrate = ReplaySubstrate(
             list(target.nodes),
             fabric_over(target.nodes),  # the fabric the discovered nodes' labels declare
-            ledger,
+            HeldLedger(ledger, held),
             f"{meta(wf).get('namespace')}/{meta(wf).get('name')}",
             platform,
             workflow=str(meta(wf).get("name")),
@@ -209,7 +213,7 @@ class WorkflowController:
             if progress.total > 1:
                 message = f"Iteration {progress.current}/{progress.total}: {message}"
             self._write(wf, status, IN_PROGRESS, "JobsRunning", message)
-            return self.poll
+            return min(self.poll, HOLD_POLL) if held else self.poll
         except JobNameCollision as e:
             raise Refused("JobNameCollision", str(e)) from None
         except InputError as e:  # what the nodes declare (a fabric label) the core refuses

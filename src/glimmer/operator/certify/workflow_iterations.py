@@ -22,6 +22,7 @@ from glimmer.certify.result import CategoryResult
 from glimmer.certify.run import iterations_of
 from glimmer.certify.spec import Category
 from glimmer.operator.certify.certification_conditions import FAILED, SUCCEEDED, is_true
+from glimmer.operator.certify.job_status import HARDWARE_FAILED
 from glimmer.operator.certify.workflow_cluster import Obj, meta
 
 
@@ -86,8 +87,8 @@ def _phase(job: Mapping[str, Any]) -> str:
     conds = (job.get("status") or {}).get("conditions") or ()
     if is_true(conds, SUCCEEDED):
         return "Succeeded"
-    if is_true(conds, FAILED):
-        return "Failed"
+    if is_true(conds, FAILED) or is_true(conds, HARDWARE_FAILED):
+        return "Failed"  # §7.1: a health-failed Job's group has failed, though the Job drains
     return "Running"
 
 
