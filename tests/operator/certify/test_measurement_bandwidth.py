@@ -17,9 +17,8 @@ from tests.operator.certify.job_harness import (
     set_pod,
     set_train_job,
 )
+from tests.operator.certify.measurement_harness import JOB, WORKLOAD, measured_job
 
-JOB = "wf-group-0-iter-1"
-WORKLOAD = f"{JOB}-workload"
 BM = f"{JOB}-bandwidth"
 TS = "2026-12-02T03:01:00.123456789Z "
 HEADER = (
@@ -39,15 +38,8 @@ NOISE = "gpu-01:12:12 [0] NCCL INFO Channel 00/02 : 0 1\n"
 
 
 def started(api: JobAPI, clock: JobClock, log: str) -> tuple[Any, MeasurementReconciler]:
-    add_node(api, "gpu-01")
     spec = {"bandwidthMeasurement": {"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}}
-    api.post(api.certify("jobs"), job_body(JOB, ["gpu-01"], **spec))
-    jobs = reconciler(api, clock)
-    jobs.reconcile(NS, JOB)
-    add_pod(api, "l-0", "gpu-01", WORKLOAD, launcher=True)
-    api.write_log("l-0", log)
-    add_pod(api, "w-0", "gpu-01", WORKLOAD, job=JOB)
-    jobs.reconcile(NS, JOB)
+    jobs = measured_job(api, clock, spec, [("l-0", log, True), ("w-0", "", False)])
     return jobs, MeasurementReconciler(api.client, clock.now, "bandwidthmeasurements")
 
 

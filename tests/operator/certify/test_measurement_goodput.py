@@ -14,18 +14,14 @@ from glimmer.operator.certify.measurement_goodput import parser_profile
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
 from tests.operator.certify.job_harness import (
-    add_node,
     add_pod,
     conditions_of,
-    job_body,
     job_of,
-    reconciler,
     set_pod,
     set_train_job,
 )
+from tests.operator.certify.measurement_harness import JOB, WORKLOAD, measured_job
 
-JOB = "wf-group-0-iter-1"
-WORKLOAD = f"{JOB}-workload"
 GM = f"{JOB}-goodput"
 GOODPUT = {"goodputMeasurement": {"logProfileRef": "megatron-training", "sampleInterval": "10s"}}
 
@@ -61,12 +57,7 @@ def training_log(start: int, steps: range, *, save_at: int | None = None) -> str
 
 
 def started(api: JobAPI, clock: JobClock, log: str, **spec: Any) -> tuple[Any, Any]:
-    add_node(api, "gpu-01")
-    api.post(api.certify("jobs"), job_body(JOB, ["gpu-01"], **GOODPUT, **spec))
-    jobs = reconciler(api, clock)
-    jobs.reconcile(NS, JOB)
-    add_pod(api, "w-0", "gpu-01", WORKLOAD, job=JOB, log=log)
-    jobs.reconcile(NS, JOB)
+    jobs = measured_job(api, clock, GOODPUT, [("w-0", log, False)], **spec)
     return jobs, MeasurementReconciler(api.client, clock.now, "goodputmeasurements")
 
 

@@ -17,10 +17,8 @@ from glimmer.operator.certify.measurements import MeasurementReconciler
 from glimmer.operator.exporter import MetricsEndpoint
 from glimmer.sinks.prometheus import Exporter
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
-from tests.operator.certify.job_harness import add_node, add_pod, job_body, reconciler
+from tests.operator.certify.measurement_harness import JOB, measured_job
 
-JOB = "wf-group-0-iter-1"
-WORKLOAD = f"{JOB}-workload"
 TS = "2026-12-02T03:00:{:02d}.000000001Z "
 
 
@@ -76,14 +74,9 @@ def test_bandwidth_gauges_per_size_are_scraped_and_go_with_the_measurement(
 ) -> None:
     api, exporter, url = scraped
     clock = JobClock()
-    add_node(api, "gpu-01")
     asked = {"bandwidthMeasurement": {"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}}
-    api.post(api.certify("jobs"), job_body(JOB, ["gpu-01"], **asked))
-    jobs = reconciler(api, clock)
-    jobs.reconcile(NS, JOB)
     log = TS.format(1) + nccl_row(1048576, 100.0, 180.0) + TS.format(2) + nccl_row(8, 0.5, 0.9)
-    add_pod(api, "l-0", "gpu-01", WORKLOAD, launcher=True, log=log)
-    jobs.reconcile(NS, JOB)
+    measured_job(api, clock, asked, [("l-0", log, True)])
     bms = MeasurementReconciler(
         api.client, clock.now, "bandwidthmeasurements", MeasurementSeries(exporter)
     )
@@ -114,15 +107,10 @@ def test_goodput_gauges_are_scraped_and_forgotten_on_delete(
 ) -> None:
     api, exporter, url = scraped
     clock = JobClock()
-    add_node(api, "gpu-01")
     asked = {"goodputMeasurement": {"logProfileRef": "megatron-training", "sampleInterval": "10s"}}
-    api.post(api.certify("jobs"), job_body(JOB, ["gpu-01"], **asked))
-    jobs = reconciler(api, clock)
-    jobs.reconcile(NS, JOB)
     start = f"{TS.format(0)} [2026-12-02 03:00:00.000000] training ...\n"
     log = start + "".join(megatron_step(s, s) for s in range(1, 6))
-    add_pod(api, "w-0", "gpu-01", WORKLOAD, job=JOB, log=log)
-    jobs.reconcile(NS, JOB)
+    measured_job(api, clock, asked, [("w-0", log, False)])
     series_ = MeasurementSeries(exporter)
     gms = MeasurementReconciler(api.client, clock.now, "goodputmeasurements", series_)
     gms.reconcile(NS, f"{JOB}-goodput")

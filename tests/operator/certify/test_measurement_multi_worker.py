@@ -13,17 +13,9 @@ from glimmer.certify.measure.goodput import parse_workers, training_profile
 from glimmer.operator.certify.measurement_goodput import decimal, parser_profile
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
-from tests.operator.certify.job_harness import (
-    add_node,
-    add_pod,
-    job_body,
-    reconciler,
-    set_pod,
-    set_train_job,
-)
+from tests.operator.certify.job_harness import set_pod, set_train_job
+from tests.operator.certify.measurement_harness import JOB, WORKLOAD, measured_job
 
-JOB = "wf-group-0-iter-1"
-WORKLOAD = f"{JOB}-workload"
 GM = f"{JOB}-goodput"
 PROFILE = "megatron-multi"
 
@@ -78,14 +70,8 @@ def test_multi_worker_goodput_reads_lifecycle_and_steps_from_their_pods(job_api:
     clock = JobClock()
     profile = multi_profile(job_api)
     life, steps = logs()
-    add_node(job_api, "gpu-01")
     asked = {"goodputMeasurement": {"logProfileRef": PROFILE, "sampleInterval": "10s"}}
-    job_api.post(job_api.certify("jobs"), job_body(JOB, ["gpu-01"], **asked))
-    jobs = reconciler(job_api, clock)
-    jobs.reconcile(NS, JOB)
-    add_pod(job_api, "w-0", "gpu-01", WORKLOAD, job=JOB, log=life[0])
-    add_pod(job_api, "w-1", "gpu-01", WORKLOAD, job=JOB, log=steps[0])
-    jobs.reconcile(NS, JOB)
+    jobs = measured_job(job_api, clock, asked, [("w-0", life[0], False), ("w-1", steps[0], False)])
     gms = MeasurementReconciler(job_api.client, clock.now, "goodputmeasurements")
     for n in range(1, max(len(life), len(steps)) + 1):  # both logs grow, a line a sample
         job_api.write_log("w-0", "".join(life[:n]))

@@ -19,18 +19,10 @@ from typing import Any
 from glimmer.operator.certify.measurement_reads import LOG, read_pod
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
-from tests.operator.certify.job_harness import (
-    add_node,
-    add_pod,
-    job_body,
-    reconciler,
-    set_pod,
-    set_train_job,
-)
+from tests.operator.certify.job_harness import set_pod, set_train_job
+from tests.operator.certify.measurement_harness import JOB, WORKLOAD, measured_job
 
 REPO = Path(__file__).resolve().parents[3]
-JOB = "wf-group-0-iter-1"
-WORKLOAD = f"{JOB}-workload"
 GM = f"{JOB}-goodput"
 KILLS = 6
 FIGURES = (
@@ -92,13 +84,8 @@ def test_a_measurement_killed_at_random_instants_completes_as_one_whole_read(
     rng = random.Random(17)
     lines = training_lines(rng)
     clock = JobClock()
-    add_node(job_api, "gpu-01")
     asked = {"goodputMeasurement": {"logProfileRef": "megatron-training", "sampleInterval": "1s"}}
-    job_api.post(job_api.certify("jobs"), job_body(JOB, ["gpu-01"], **asked))
-    jobs = reconciler(job_api, clock)
-    jobs.reconcile(NS, JOB)
-    add_pod(job_api, "w-0", "gpu-01", WORKLOAD, job=JOB, log=lines[0])
-    jobs.reconcile(NS, JOB)
+    jobs = measured_job(job_api, clock, asked, [("w-0", lines[0], False)])
     kill_at = sorted(rng.sample(range(1, len(lines)), KILLS))
     child = sampler(job_api)
     written = 1

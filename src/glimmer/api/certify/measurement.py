@@ -75,8 +75,9 @@ class ReaderSum(Wire):
     count: Int64 = Field(0, ge=0)
 
 
-class ReaderSave(Wire):
-    """A checkpoint save begun and not yet done (its step, None when the line named none)."""
+class ReaderCheckpoint(Wire):
+    """A checkpoint event at a step (None: its line named none), at epoch seconds ``at``: a
+    save begun and not yet done, or the last one completed."""
 
     step: Int64 | None = None
     at: FloatString
@@ -90,11 +91,6 @@ class ReaderStep(Wire):
     seconds: FloatString | None = None
     tflops: FloatString | None = None
     warmup: bool = False
-
-
-class ReaderCheckpoint(Wire):
-    step: Int64 | None = None
-    at: FloatString
 
 
 class ReaderAttempt(Wire):
@@ -118,7 +114,7 @@ class GoodputReaderState(Wire):
     first_start: FloatString | None = None
     closed: list[FloatString] | None = None  # Σ t_ch, Σ t_re, Σ t_rm of closed attempts
     save_time: FloatString | None = None
-    pending_saves: list[ReaderSave] | None = None
+    pending_saves: list[ReaderCheckpoint] | None = None
     warmup_base_step: Int64 | None = None
     last_step: Int64 | None = None
     highest_step: Int64 | None = None
