@@ -22,29 +22,23 @@ the run's status is the only checkpoint.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from typing import Any
 
 import kopf
 
 from glimmer.engine.keys import FINALIZER, RUN_LABEL
+from glimmer.operator import daemon_loop
 from glimmer.operator.context import OperatorContext
-from glimmer.operator.daemons import without_kopf_finalizer
-from glimmer.operator.passes import Passes, retry_after
-from glimmer.operator.wakes import Key, Wakes, key_of
+from glimmer.operator.daemon_loop import PASS_GRACE as PASS_GRACE
+from glimmer.operator.passes import Passes
+from glimmer.operator.wakes import Key, Wakes
 
 GROUP, VERSION, PLURAL = "burnin.glimmer.ai", "v1alpha1", "burninruns"
 DAEMON_ID = "burninrun-passes"
 RUN_EVENT_ID = "burninrun-events"
 POD_EVENT_ID = "runner-pod-events"
 DELETION_TRIES = 20  # passes over a deleting run before waiting for its next event
-# How long kopf waits for a stopped daemon (a pause for another leader, SIGTERM) to finish the
-# pass it is in before leaving it orphaned: never cancelled mid-pass, and within Kubernetes'
-# default 30 s termination grace. Without it kopf orphans a busy daemon at once, and its pass
-# could overlap the next leader's first.
-PASS_GRACE = 25.0
 
 log = logging.getLogger("glimmer.operator.runs")
 
@@ -59,44 +53,27 @@ class RunHandlers:
 
     async def drive(self, namespace: str, name: str, stopped: kopf.DaemonStopped) -> None:
         """The run's daemon: passes at the engine's wakes until kopf stops it."""
-        key: Key = (namespace, name)
-        stop = asyncio.ensure_future(stopped.wait())
         failures = 0
-        try:
-            while not stopped:
-                self.wakes.of(key).clear()  # an event from here on asks for another pass
-                outcome, failures = await self.passes.attempt(namespace, name, failures)
-                if not await self.wakes.sleep(key, outcome.requeue_after, stop):
-                    break
-        finally:
-            stop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await stop
+
+        async def one_pass() -> float | None:
+            nonlocal failures
+            outcome, failures = await self.passes.attempt(namespace, name, failures)
+            return outcome.requeue_after
+
+        await daemon_loop.drive(self.wakes, (namespace, name), stopped, one_pass)
 
     async def run_event(self, event: kopf.RawEvent) -> None:
-        body = event.get("object") or {}
-        meta = body.get("metadata") or {}
-        key = key_of(meta)
-        if event.get("type") == "DELETED":
-            self.wakes.forget(key)
-            return
-        if meta.get("deletionTimestamp") and FINALIZER in (meta.get("finalizers") or ()):
+        key: Key | None = daemon_loop.own_event(event, self.wakes, FINALIZER)
+        if key is not None:
             await self.delete(*key)
-            return
-        self.wakes.wake(key)
 
     async def delete(self, namespace: str, name: str) -> None:
         """The deleted path until it has let the run go (its finalizer dropped)."""
-        failures = 0
-        for _ in range(DELETION_TRIES):
-            try:
-                await self.passes.reconcile(namespace, name)
-            except Exception:  # retried below; the next event or a restart retries as well
-                failures += 1
-                log.warning("deletion pass over %s/%s failed", namespace, name, exc_info=True)
-                await asyncio.sleep(retry_after(failures))
-                continue
-            return
+
+        async def one_pass() -> None:
+            await self.passes.reconcile(namespace, name)
+
+        await daemon_loop.deletion(one_pass, DELETION_TRIES, f"run {namespace}/{name}", log)
 
     def pod_event(self, event: kopf.RawEvent) -> None:
         meta = (event.get("object") or {}).get("metadata") or {}
@@ -110,27 +87,13 @@ def register(registry: kopf.OperatorRegistry, context: OperatorContext) -> RunHa
     state (its passes drain before the operator stops)."""
     handlers = RunHandlers(context)
 
-    async def drive(
-        name: str, namespace: str | None, stopped: kopf.DaemonStopped, **_: Any
-    ) -> None:
-        await handlers.drive(namespace or "default", name, stopped)
-
-    async def on_run(event: kopf.RawEvent, **_: Any) -> None:
-        await handlers.run_event(event)
-
     async def on_pod(event: kopf.RawEvent, **_: Any) -> None:
         handlers.pod_event(event)
 
-    kopf.daemon(
-        GROUP,
-        VERSION,
-        PLURAL,
-        id=DAEMON_ID,
-        cancellation_backoff=PASS_GRACE,
-        registry=registry,
-    )(drive)
-    without_kopf_finalizer(registry, DAEMON_ID)
-    kopf.on.event(GROUP, VERSION, PLURAL, id=RUN_EVENT_ID, registry=registry)(on_run)
+    daemon_loop.register_daemon(
+        registry, (GROUP, VERSION, PLURAL), (DAEMON_ID, RUN_EVENT_ID), handlers.drive,
+        handlers.run_event,
+    )  # fmt: skip
     kopf.on.event(
         "", "v1", "pods", id=POD_EVENT_ID, labels={RUN_LABEL: kopf.PRESENT}, registry=registry
     )(on_pod)

@@ -1,9 +1,10 @@
 """How the certification controllers run inside the operator: a kopf daemon per object, its
 reconciles off kopf's loop, woken by the events of what it owns.
 
-Like the BurnInRun daemons (:mod:`glimmer.operator.runs`): each Certification, Workflow and
-WorkloadRun kopf lists gets a daemon that reconciles, then sleeps until the reconcile's
-requeue, a wake-up or kopf stopping it; the safety-net requeue (:data:`SAFETY_NET`) bounds a
+The skeleton is the BurnInRun daemons' (:mod:`glimmer.operator.daemon_loop`, shared with
+:mod:`glimmer.operator.runs`): each Certification, Workflow and WorkloadRun kopf lists gets a
+daemon that reconciles, then sleeps until the reconcile's requeue, a wake-up or kopf
+stopping it; the safety-net requeue (:data:`SAFETY_NET`) bounds a
 missed event while the object waits on others (a terminal object sleeps until an event).
 Events only wake: a Job's (label ``certify.glimmer.ai/workflow``) wakes its Workflow, a
 Workflow's wakes the Certification or WorkloadRun that made it, each object's own wakes
@@ -20,7 +21,6 @@ controller holds its object with its own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,9 +29,10 @@ from typing import Any
 
 import kopf
 
-from glimmer.operator.daemons import without_kopf_finalizer
+from glimmer.operator import daemon_loop
+from glimmer.operator.daemon_loop import PASS_GRACE as PASS_GRACE
 from glimmer.operator.passes import retry_after
-from glimmer.operator.wakes import Key, Wakes, key_of
+from glimmer.operator.wakes import Key, Wakes
 
 log = logging.getLogger("glimmer.operator.certify")
 
@@ -39,7 +40,6 @@ SAFETY_NET = 15.0  # §1: the safety-net requeue
 # Reconciles of a deleting object before waiting for its next event: a Workflow waits for its
 # Jobs (their pods drain first) at one reconcile a second, so this bounds an hour of waiting.
 DELETION_TRIES = 3600
-PASS_GRACE = 25.0  # as runs.PASS_GRACE: a reconcile in flight is never cancelled mid-way
 
 Reconcile = Callable[[str, str], float | None]
 
@@ -62,83 +62,46 @@ class Kind:
         return await loop.run_in_executor(self.pool, self.reconcile, namespace, name)
 
     async def drive(self, namespace: str, name: str, stopped: kopf.DaemonStopped) -> None:
-        key: Key = (namespace, name)
-        stop = asyncio.ensure_future(stopped.wait())
         failures = 0
-        try:
-            while not stopped:
-                self.wakes.of(key).clear()
-                try:
-                    wait = await self.once(namespace, name)
-                    failures = 0
-                except Exception:  # the API is the checkpoint: the next reconcile resumes
-                    failures += 1
-                    wait = retry_after(failures)
-                    log.warning("reconcile of %s %s/%s failed", self.plural, *key, exc_info=True)
-                # None: nothing can change but by an event (a terminal object); else at most
-                # the safety net, so a missed event costs seconds, not the run.
-                seconds = None if wait is None else min(max(wait, 0.0), SAFETY_NET)
-                if not await self.wakes.sleep(key, seconds, stop):
-                    break
-        finally:
-            stop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await stop
+
+        async def one_reconcile() -> float | None:
+            nonlocal failures
+            try:
+                wait = await self.once(namespace, name)
+                failures = 0
+            except Exception:  # the API is the checkpoint: the next reconcile resumes
+                failures += 1
+                wait = retry_after(failures)
+                log.warning(
+                    "reconcile of %s %s/%s failed", self.plural, namespace, name, exc_info=True
+                )
+            # None: nothing can change but by an event (a terminal object); else at most the
+            # safety net, so a missed event costs seconds, not the run.
+            return None if wait is None else min(max(wait, 0.0), SAFETY_NET)
+
+        await daemon_loop.drive(self.wakes, (namespace, name), stopped, one_reconcile)
 
     async def event(self, event: kopf.RawEvent) -> None:
-        body = event.get("object") or {}
-        meta = body.get("metadata") or {}
-        key = key_of(meta)
-        if event.get("type") == "DELETED":
-            self.wakes.forget(key)
-            return
-        if meta.get("deletionTimestamp") and self.finalizer in (meta.get("finalizers") or ()):
-            if key not in self.deleting:
-                self.deleting[key] = asyncio.ensure_future(self._delete(key))
-            return
-        self.wakes.wake(key)
+        key = daemon_loop.own_event(event, self.wakes, self.finalizer)
+        if key is not None and key not in self.deleting:
+            self.deleting[key] = asyncio.ensure_future(self._delete(key))
 
     async def _delete(self, key: Key) -> None:
         """The deletion path until the controller lets the object go."""
-        failures = 0
         try:
-            for _ in range(DELETION_TRIES):
-                try:
-                    wait = await self.once(*key)
-                except Exception:
-                    failures += 1
-                    log.warning("deletion of %s %s/%s failed", self.plural, *key, exc_info=True)
-                    await asyncio.sleep(retry_after(failures))
-                    continue
-                if wait is None:
-                    return
-                await asyncio.sleep(wait)
+            what = f"{self.plural} {key[0]}/{key[1]}"
+            await daemon_loop.deletion(lambda: self.once(*key), DELETION_TRIES, what, log)
         finally:
             self.deleting.pop(key, None)
 
     def register(self, registry: kopf.OperatorRegistry) -> None:
-        daemon_id = f"{self.plural}-reconcile"
-
-        async def drive(
-            name: str, namespace: str | None, stopped: kopf.DaemonStopped, **_: Any
-        ) -> None:
-            await self.drive(namespace or "default", name, stopped)
-
-        async def on_event(event: kopf.RawEvent, **_: Any) -> None:
-            await self.event(event)
-
-        kopf.daemon(
-            self.group,
-            self.version,
-            self.plural,
-            id=daemon_id,
-            cancellation_backoff=PASS_GRACE,
-            registry=registry,
-        )(drive)
-        without_kopf_finalizer(registry, daemon_id)
-        kopf.on.event(
-            self.group, self.version, self.plural, id=f"{self.plural}-events", registry=registry
-        )(on_event)
+        daemon_loop.register_daemon(
+            registry,
+            (self.group, self.version, self.plural),
+            (f"{self.plural}-reconcile", f"{self.plural}-events"),
+            self.drive,
+            self.event,
+        )
 
 
 def wake_by_label(
