@@ -6,9 +6,9 @@ a word), and a Workflow written by hand fails the same way."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.operator.certify.conftest import (
-    NS,
     Controllers,
     add_nodes,
     certification,
@@ -17,6 +17,7 @@ from tests.operator.certify.conftest import (
     run_certification,
     run_workflow,
 )
+from tests.operator.certify.workflow_harness import hand_written
 
 LEVEL1 = {"domain": "diagnostics", "variant": "dcgm-level1"}
 MISSPELT = {"nodeNames": ["gpu-01", "gpu-9", "gpu-02", "gpu-O3"]}
@@ -49,15 +50,11 @@ def test_a_workflow_naming_an_unknown_node_fails_with_node_discovery_error(
     controllers: Controllers,
 ) -> None:
     api = controllers.api
-    add_nodes(api, h100_nodes(2))
-    api.create("certifications", certification("d", [LEVEL1]))
-    controllers.certification.reconcile(NS, "d")
-    donor = api.get("workflows", "d-diagnostics-dcgm-level1")
-    assert donor is not None
-    spec = donor["spec"]
-    spec["orchestration"]["target"] = {"nodeNames": ["gpu-02", "gpu-07"]}
-    api.create("workflows", {"apiVersion": donor["apiVersion"], "kind": "Workflow",
-                             "metadata": {"name": "named"}, "spec": spec})  # fmt: skip
+
+    def unknown_target(spec: dict[str, Any]) -> None:
+        spec["orchestration"]["target"] = {"nodeNames": ["gpu-02", "gpu-07"]}
+
+    hand_written(controllers, "named", unknown_target)
     wf = run_workflow(controllers, "named")
     failed = condition(wf, "Failed")
     assert failed is not None and failed["reason"] == "NodeDiscoveryError"

@@ -13,13 +13,11 @@ from glimmer.certify.result import category_from_doc
 from tests.operator.certify.conftest import (
     NS,
     Controllers,
-    add_nodes,
-    certification,
     condition,
     finish_job,
-    h100_nodes,
     is_true,
 )
+from tests.operator.certify.workflow_harness import level1_workflow
 
 WF = "w-diagnostics-dcgm-level1"
 MESSAGE = "Hardware failure detected on node(s): [gpu-02]"
@@ -70,10 +68,7 @@ def _workload_and_pod(ctl: Controllers, job: str) -> None:
 def _started(ctl: Controllers) -> str:
     """The DCGM Workflow over two nodes with its Jobs; gpu-01's passed, gpu-02's health-failed
     with its workload and a pod still there. The Job on gpu-02, by name."""
-    add_nodes(ctl.api, h100_nodes(2))
-    ctl.api.create("certifications", certification("w", [{"domain": "diagnostics",
-                                                          "variant": "dcgm-level1"}]))  # fmt: skip
-    ctl.certification.reconcile(NS, "w")
+    level1_workflow(ctl, cert="w")
     ctl.workflow.reconcile(NS, WF)  # discovery
     ctl.workflow.reconcile(NS, WF)  # the Jobs
     jobs = {j["metadata"]["labels"]["certify.glimmer.ai/group"]: j for j in ctl.api.items("jobs")}

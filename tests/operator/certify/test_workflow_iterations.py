@@ -18,28 +18,19 @@ from glimmer.certify.attribution import (
 )
 from glimmer.certify.result import category_from_doc
 from tests.operator.certify.conftest import (
-    NS,
     Controllers,
     Outcome,
-    add_nodes,
-    certification,
     condition,
-    h100_nodes,
     run_workflow,
 )
+from tests.operator.certify.workflow_harness import level1_workflow
 from tools.k8s_standin.journal import read
 
 WF = "w-diagnostics-dcgm-level1"
 
 
-def _level1(repeat: int) -> dict[str, Any]:
-    return {"domain": "diagnostics", "variant": "dcgm-level1", "options": {"repeatCount": repeat}}
-
-
 def _started(ctl: Controllers, repeat: int) -> None:
-    add_nodes(ctl.api, h100_nodes(3))
-    ctl.api.create("certifications", certification("w", [_level1(repeat)]))
-    ctl.certification.reconcile(NS, "w")
+    level1_workflow(ctl, 3, cert="w", repeatCount=repeat)
     wf = ctl.api.get("workflows", WF)
     assert wf is not None and wf["spec"]["orchestration"]["iterations"] == repeat
 

@@ -13,11 +13,9 @@ from tests.operator.certify.conftest import (
     NS,
     CertifyAPI,
     Controllers,
-    add_nodes,
-    certification,
-    h100_nodes,
     run_workflow,
 )
+from tests.operator.certify.workflow_harness import hand_written
 
 STAMP = "certify.glimmer.ai/workflow-uid"
 PVS = "/api/v1/persistentvolumes"
@@ -69,16 +67,11 @@ def _bind(api: CertifyAPI, claim: str, volume: str, stamp: str | None = None) ->
 
 def _workflow_with_claims(ctl: Controllers) -> str:
     api = ctl.api
-    add_nodes(api, h100_nodes(2))
-    api.create("certifications", certification("d", [{"domain": "diagnostics",
-                                                      "variant": "dcgm-level1"}]))  # fmt: skip
-    ctl.certification.reconcile(NS, "d")
-    donor = api.get("workflows", "d-diagnostics-dcgm-level1")
-    assert donor is not None
-    spec = donor["spec"]
-    spec["dependencies"] += [_claim("ckpt"), _claim("shared")]
-    api.create("workflows", {"apiVersion": donor["apiVersion"], "kind": "Workflow",
-                             "metadata": {"name": "vol"}, "spec": spec})  # fmt: skip
+
+    def with_claims(spec: dict[str, Any]) -> None:
+        spec["dependencies"] += [_claim("ckpt"), _claim("shared")]
+
+    hand_written(ctl, "vol", with_claims)
     ctl.workflow.reconcile(NS, "vol")  # discovery
     ctl.workflow.reconcile(NS, "vol")  # dependencies, then the Jobs
     assert api.http.get(f"{PVCS}/ckpt").status_code == 200
