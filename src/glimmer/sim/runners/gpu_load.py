@@ -105,18 +105,17 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     labels: list[tuple[str, str, bool]] = []  # per device: floor basis, class, wedge
     failed: list[str] = []
     for dev in got.allocated:
-        if dev.part is None:
+        part = dev.part  # looked up once: a property that asks the figures table
+        if part is None:
             return out.skipped(f"no rated boost clock for {dev.name}", 0.5)
         lp = under_load(nv, dev)
-        healthy = (
-            gb10_clockprobe_pct(window) if dev.sku.key == "gb10_128gb" else dev.part.fma_clock_pct
-        )
+        healthy = gb10_clockprobe_pct(window) if dev.sku.key == "gb10_128gb" else part.fma_clock_pct
         pct = min(100.0, jit.rel(healthy * lp.clock_fraction, 0.004))
         lo = pct - jit.uniform(0.5, 2.5)
         hi = min(100.0, pct + jit.uniform(0.3, 1.5))
-        rated = dev.part.rated_boost_mhz
-        fma = dev.part.fp32_tflops * pct / 100.0 * 0.98
-        peak_fma = dev.part.fp32_tflops * hi / 100.0 * 0.98
+        rated = part.rated_boost_mhz
+        fma = part.fp32_tflops * pct / 100.0 * 0.98
+        peak_fma = part.fp32_tflops * hi / 100.0 * 0.98
         temp = jit.abs(lp.temp_c, 0.4)
         samples = int(sampled * 10)
         v: dict[str, float | int | str] = {
@@ -138,8 +137,8 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
             "samplesTaken": samples,
             "loadLaunches": int(sampled / 0.05),
         }
-        if dev.part.mem_clock_mhz is not None:
-            v["mem_clock_mhz"] = dev.part.mem_clock_mhz
+        if part.mem_clock_mhz is not None:
+            v["mem_clock_mhz"] = part.mem_clock_mhz
         if dev.sku.max_power_w is not None:
             v["defaultPowerLimitW"] = dev.sku.max_power_w
             v["powerLimitRatioPct"] = dev.limit_w / dev.sku.max_power_w * 100.0
@@ -194,11 +193,12 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
 def _soak_reading(
     nv: NodeView, dev: Device, jit: Jitter, seconds: float, active: float, gpu_burn: bool
 ) -> Reading:
-    assert dev.part is not None
+    part = dev.part  # looked up once: a property that asks the figures table
+    assert part is not None
     lp = under_load(nv, dev)
-    healthy = gb10_clock_pct(seconds) if dev.sku.key == "gb10_128gb" else dev.part.soak_clock_pct
+    healthy = gb10_clock_pct(seconds) if dev.sku.key == "gb10_128gb" else part.soak_clock_pct
     pct = min(100.0, jit.rel(healthy * lp.clock_fraction, 0.004))
-    tflops = jit.rel(dev.part.sgemm_tflops * pct / dev.part.soak_clock_pct, 0.005)
+    tflops = jit.rel(part.sgemm_tflops * pct / part.soak_clock_pct, 0.005)
     iterations = int(tflops * active / GEMM_TFLOP)
     sdc = dev.level("gpu_silent_data_corruption")
     incidents = window_count(SDC_RATE, sdc, active)
@@ -213,8 +213,8 @@ def _soak_reading(
         "sustainedClockPct": pct,
         "minSmClockPct": pct - jit.uniform(0.5, 3.0),
         "maxSmClockPct": min(100.0, pct + jit.uniform(0.3, 2.0)),
-        "smClockMHz": dev.part.rated_boost_mhz * pct / 100.0,
-        "ratedBoostClockMHz": dev.part.rated_boost_mhz,
+        "smClockMHz": part.rated_boost_mhz * pct / 100.0,
+        "ratedBoostClockMHz": part.rated_boost_mhz,
         "gpuUtilizationPct": jit.uniform(98.0, 100.0),
         "memUtilizationPct": jit.uniform(20.0, 35.0),
         ("gpuTempC" if gpu_burn else "peak_temp_c"): temp + jit.uniform(0.5, 2.0),
@@ -224,9 +224,9 @@ def _soak_reading(
         ),
         "meanPowerW": min(dev.limit_w * 0.99, jit.rel(lp.power_w, 0.01)),
     }
-    if dev.part.mem_clock_mhz is not None:
-        v["memClockMHz"] = dev.part.mem_clock_mhz
-    if dev.part.ecc:
+    if part.mem_clock_mhz is not None:
+        v["memClockMHz"] = part.mem_clock_mhz
+    if part.ecc:
         v["eccErrors"] = window_count(
             ECC_UNCORRECTABLE_RATE, dev.level("gpu_ecc_uncorrectable"), seconds
         )

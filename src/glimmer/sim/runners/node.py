@@ -102,18 +102,24 @@ class NodeView:
         """A lifetime counter driven by ``mode`` (errors so far since the epoch), at least one
         while the fault is active: a fault that is on has already left its mark."""
         faults = [f for f in self.twin.faults if f.mode == mode]
-        reach = self.twin.reach
-        one = np.zeros(1, dtype=np.int64)
-        none = np.zeros(0, dtype=np.int64)
+        count = 0  # no such fault ever: nothing integrated (host-health asks 24 times a call)
+        if faults:
+            reach = self.twin.reach
+            one = np.zeros(1, dtype=np.int64)
+            none = np.zeros(0, dtype=np.int64)
 
-        # Integrated for this one GPU (entity 0), not for every GPU of the fleet: an array of
-        # the whole fleet per call made each runner call cost the fleet's size.
-        def this_gpu(target: str) -> IntArray:
-            return one if gpu in reach.gpus(mode, target) else none
+            # Integrated for this one GPU (entity 0), not for every GPU of the fleet: an array
+            # of the whole fleet per call made each runner call cost the fleet's size.
+            def this_gpu(target: str) -> IntArray:
+                return one if gpu in reach.gpus(mode, target) else none
 
-        seconds = integrate(faults, this_gpu, 1, self.twin.epoch, self.t)[0] if faults else 0.0
-        count = int(np.floor(rate * seconds))
-        active = any(d.gpu == gpu and d.level(mode) > 0 for d in self.devices)
+            seconds = integrate(faults, this_gpu, 1, self.twin.epoch, self.t)[0]
+            count = int(np.floor(rate * seconds))
+        # The node's level of a mode is the highest of its GPUs': none of them is active
+        # when it is zero.
+        active = self.level(mode) > 0 and any(
+            d.gpu == gpu and d.level(mode) > 0 for d in self.devices
+        )
         return max(count, 1) if active else count
 
 

@@ -35,11 +35,14 @@ class Jitter:
 
     def rel(self, value: float, sigma: float) -> float:
         """``value`` times (1 + N(0, sigma)), clipped at ±3σ so a figure never wanders off."""
-        z = min(3.0, max(-3.0, self._normal()))
+        z = self._normal()
+        # min(3.0, max(-3.0, z)) without two calls (a normal draw is never NaN).
+        z = 3.0 if z > 3.0 else -3.0 if z < -3.0 else z
         return value * (1.0 + sigma * z)
 
     def abs(self, value: float, sigma: float) -> float:
-        z = min(3.0, max(-3.0, self._normal()))
+        z = self._normal()
+        z = 3.0 if z > 3.0 else -3.0 if z < -3.0 else z
         return value + sigma * z
 
     def uniform(self, lo: float, hi: float) -> float:
