@@ -1,7 +1,8 @@
 """The shortcuts a fleet-sized run takes (issue 12) decide exactly what the long way does: the
 node-independent parts of an execution built once per test, the counters of a (kind, phase)
-decided once, the simulator's cheaper copy of an execution and its event order, and the
-runners' jitter drawn without the generator's argument handling."""
+decided once, results and attempts opened by copy of one validated, the simulator's cheaper
+copy of an execution and its event order, and the runners' jitter drawn without the
+generator's argument handling."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 
 from glimmer.api.pinned import PlannedTest
-from glimmer.api.result import TestResult
+from glimmer.api.result import TestAttempt, TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.api.test import BurnInTestSpec
 from glimmer.backends.base import updated_node
@@ -24,7 +26,9 @@ from glimmer.contract.vocab import Phase
 from glimmer.engine.backend import ExecPhase, Execution, NodeView
 from glimmer.engine.book import Index
 from glimmer.engine.cordon import _rfc3339
+from glimmer.engine.memory import RunMemory
 from glimmer.engine.podspec import Fixed, FixedKey, Placement, build_execution
+from glimmer.engine.results import fresh_attempt, fresh_result, new_result
 from glimmer.plan.env import group_place, pair_place
 from glimmer.plan.images import ImageError
 from glimmer.sim.runners.call import RunnerCall
@@ -185,3 +189,30 @@ def test_a_memory_bw_cell_is_chosen_as_choose_chooses_it() -> None:
     for axis, table, names in cases:
         env = {k: v for k, v in ((AXIS_ENV, axis), (CLASSES_ENV, table)) if v is not None}
         assert _cell(axis, table, names) == choose(env, list(names))
+
+
+def _as_validated(ours: BaseModel, theirs: BaseModel) -> None:
+    assert ours == theirs
+    assert list(ours.__dict__) == list(theirs.__dict__)
+    assert ours.__pydantic_fields_set__ == theirs.__pydantic_fields_set__
+    assert ours.model_dump_json(exclude_unset=True) == theirs.model_dump_json(exclude_unset=True)
+
+
+def test_a_result_and_an_attempt_opened_by_copy_are_the_ones_validated() -> None:
+    memory = RunMemory("u-1")
+    plain = _test()
+    cell = PlannedTest(name="t[pcie]", required=True, spec=plain.spec, axes={"gpuClass": "pcie"})
+    for test in (plain, cell, plain):
+        for nodes, started in ((["a"], AT), (["a", "b"], None)):
+            ours = fresh_result(memory, test, nodes, started)
+            _as_validated(ours, new_result(test, nodes, started))
+            again = fresh_result(memory, test, nodes, started)
+            assert again.nodes is not ours.nodes and again.attempts is not ours.attempts
+            if test.axes:
+                assert again.variant_axes is not ours.variant_axes
+    for attempt, trigger, pod in ((1, "Initial", "pod-1"), (3, "ErrorRetry", None)):
+        validated = TestAttempt(
+            attempt=attempt, trigger=trigger, node="a", pod_name=pod, phase=Phase.RUNNING,
+            started_at=AT,
+        )  # fmt: skip
+        _as_validated(fresh_attempt(memory, attempt, trigger, "a", pod, AT), validated)

@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from glimmer.api.pinned import PlanDocument
-from glimmer.api.result import TestResult
+from glimmer.api.pinned import PlanDocument, PlannedTest
+from glimmer.api.result import TestAttempt, TestResult
 from glimmer.api.run import BurnInRun
 from glimmer.engine.backend import Execution, NodeView
 from glimmer.engine.book import Index
@@ -92,6 +92,11 @@ class RunMemory:
     # (:func:`.podspec.build_execution`): one per test and attempt for a Node test's every node.
     fixed: dict[FixedKey, Fixed] = field(default_factory=dict)
     fixed_plan: PlanDocument | None = None
+    # A fresh result of each test and a fresh attempt as validated once, for the results and
+    # attempts opened from them by copy (:func:`.results.new_result`): validating one per unit
+    # was two per cent of a fleet's run.
+    opened: dict[str, tuple[PlannedTest, TestResult]] = field(default_factory=dict)
+    attempt: TestAttempt | None = None
     audited: bool = False  # the run's stamps were accounted for by this engine
     unrecorded: set[str] | None = None  # see execute._seed_busy
     waiting: WaitingUnits | None = None  # the unrecorded by unit (:mod:`.waiting`)

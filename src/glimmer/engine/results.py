@@ -17,6 +17,7 @@ from glimmer.contract.vocab import TERMINAL_PHASES, Artifact, ParsedResult, Phas
 from glimmer.engine.backend import ArtifactStore, BackendError
 from glimmer.engine.context import Pass
 from glimmer.engine.copied import copied
+from glimmer.engine.memory import RunMemory
 from glimmer.engine.names import delivery_key
 from glimmer.plan.env import is_segmented
 from glimmer.verdict import UnitState, complete_attempt, next_trigger
@@ -48,6 +49,58 @@ def new_result(test: PlannedTest, nodes: list[str], started_at: datetime | None)
         segments_required=segments_required(spec.duration_seconds, segment) if segmented else 0,
         segment_seconds=segment,
         attempts=[],
+    )
+
+
+def fresh_result(
+    memory: RunMemory, test: PlannedTest, nodes: list[str], started_at: datetime | None
+) -> TestResult:
+    """:func:`new_result`, copied from the one validated for ``test`` (the same values, and
+    the same names given, so the same dumps)."""
+    kept = memory.opened.get(test.name)
+    if kept is None or kept[0] is not test:
+        kept = memory.opened[test.name] = (test, new_result(test, [], None))
+    axes = kept[1].variant_axes
+    return copied(
+        kept[1],
+        {
+            "nodes": list(nodes),
+            "started_at": started_at,
+            "variant_axes": dict(axes) if axes else axes,
+            "attempts": [],
+        },
+    )
+
+
+def fresh_attempt(
+    memory: RunMemory,
+    attempt: int,
+    trigger: str,
+    node: str,
+    pod_name: str | None,
+    started_at: datetime | None,
+) -> TestAttempt:
+    """An open attempt as ``TestAttempt(attempt=..., trigger=..., node=..., pod_name=...,
+    phase=Running, started_at=...)`` makes it, copied from one validated once per run."""
+    template = memory.attempt
+    if template is None:
+        template = memory.attempt = TestAttempt(
+            attempt=1,
+            trigger="Initial",
+            node="",
+            pod_name=None,
+            phase=Phase.RUNNING,
+            started_at=None,
+        )
+    return copied(
+        template,
+        {
+            "attempt": attempt,
+            "trigger": trigger,
+            "node": node,
+            "pod_name": pod_name,
+            "started_at": started_at,
+        },
     )
 
 
@@ -101,7 +154,7 @@ def _opened(
             and (existing.started_at is not None or started_at is None)
         ):
             return existing, False  # already open as it should be: the common pass
-    result = existing if existing is not None else new_result(test, nodes, started_at)
+    result = existing if existing is not None else fresh_result(ctx.memory, test, nodes, started_at)
     changed = existing is None
     if result.started_at is None and started_at is not None:
         result = copied(result, {"started_at": started_at})
@@ -112,13 +165,8 @@ def _opened(
         previous = current.phase if current is not None else None
         trigger = next_trigger(previous, segmented=result.segments_required > 0)
         attempts.append(
-            TestAttempt(
-                attempt=attempt,
-                trigger=trigger.value,
-                node=nodes[0],
-                pod_name=pod_name or None,
-                phase=Phase.RUNNING,
-                started_at=started_at,
+            fresh_attempt(
+                ctx.memory, attempt, trigger.value, nodes[0], pod_name or None, started_at
             )
         )
         changed = True
