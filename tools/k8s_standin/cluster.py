@@ -10,7 +10,9 @@ every namespace the cluster made.
 Trainer's CRDs registered so every TrainJob and runtime write is validated against them;
 ``fleet`` (a :class:`~tools.k8s_standin.trainer_fleet.TrainerFleet`) implies it, makes the nodes
 the fleet's hosts (labels, GPUs) and has the workload pods print what the fleet simulator says
-their job prints. ``crd_dirs`` are further CRD folders to preload (deploy/crds-certify).
+their job prints. ``dra=True`` adds the DRA stand-in (dra.py: NVIDIA's ComputeDomain
+controller and the scheduling of pods claiming a domain's channel), with its CRDs registered.
+``crd_dirs`` are further CRD folders to preload (deploy/crds-certify).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tools.k8s_standin.api import GLIMMER_CRDS, running_api
+from tools.k8s_standin.dra import DRA_CRDS, ComputeDomainDriver
 from tools.k8s_standin.kubeconfig import write_kubeconfig
 from tools.k8s_standin.kubelet import Kubelet
 from tools.k8s_standin.node_netns import HostNetwork, NetnsNetwork, NodeNetworks
@@ -74,6 +77,8 @@ def standin_cluster(
     trainer: bool = False,
     fleet: TrainerFleet | None = None,
     crd_dirs: Sequence[Path] = (),
+    dra: bool = False,
+    dra_delay_s: float = 0.5,
 ) -> Iterator[StandInCluster]:
     """The cluster under ``root`` (logs/, pods/, kubeconfig, journal.jsonl). ``network="host"``
     needs no root but gives no per-node address and no rendezvous by name. ``pod_binding``:
@@ -98,6 +103,8 @@ def standin_cluster(
             )
         crds = (*crds, TRAINER_CRDS)
         make_trainer = TrainerStandIn
+    if dra:
+        crds = (*crds, DRA_CRDS)
     log_dir, work_dir = root / "logs", root / "pods"
     journal_path = root / "journal.jsonl" if journal else None
     nets: NodeNetworks = (
@@ -122,6 +129,7 @@ def standin_cluster(
                 if make_trainer is not None
                 else None
             )
+            driver = ComputeDomainDriver(running.url, dra_delay_s) if dra else None
             kubelet = Kubelet(
                 running.url,
                 nets,
@@ -131,27 +139,31 @@ def standin_cluster(
                 node_labels=node_labels,
                 node_shape=fleet.shape if fleet is not None else None,
                 player=controller.player if controller is not None else None,
+                claims=driver,
             )
-            ready = asyncio.Event()
-            serving = asyncio.create_task(kubelet.run(ready))
-            waiting = asyncio.create_task(ready.wait())
-            await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
-            if serving.done():
-                waiting.cancel()
-                serving.result()  # raises what stopped it
-                raise RuntimeError("the kubelet stand-in stopped before it was ready")
-            parts = {serving}
-            if controller is not None:
-                trainer_ready = asyncio.Event()
-                training = asyncio.create_task(controller.run(trainer_ready))
-                parts.add(training)
-                waiting = asyncio.create_task(trainer_ready.wait())
-                await asyncio.wait({training, waiting}, return_when=asyncio.FIRST_COMPLETED)
-                if training.done():
+            parts: set[asyncio.Task[None]] = set()
+
+            async def start(
+                what: str, run: Callable[[asyncio.Event], Coroutine[Any, Any, None]]
+            ) -> None:
+                ready = asyncio.Event()
+                serving = asyncio.create_task(run(ready))
+                parts.add(serving)
+                waiting = asyncio.create_task(ready.wait())
+                await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                if serving.done():
                     waiting.cancel()
-                    serving.cancel()
-                    training.result()
-                    raise RuntimeError("the Trainer stand-in stopped before it was ready")
+                    for part in parts:
+                        part.cancel()
+                    serving.result()  # raises what stopped it
+                    raise RuntimeError(f"the {what} stand-in stopped before it was ready")
+
+            await start("kubelet", kubelet.run)
+            if controller is not None:
+                await start("Trainer", controller.run)
+            if driver is not None:
+                driver.placed = kubelet.placed_pods
+                await start("DRA", driver.run)
             box["url"] = running.url
             started.set()
             stopping = asyncio.create_task(stop.wait())

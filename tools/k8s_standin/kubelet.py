@@ -27,27 +27,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 
 from tools.k8s_standin import hosts, kubelet_scheduler
 from tools.k8s_standin import kubelet_status as st
-from tools.k8s_standin.kubelet_client import ApiError, Client, WatchExpired
+from tools.k8s_standin.follow import Key, follow, key_of
+from tools.k8s_standin.kubelet_client import ApiError, Client
 from tools.k8s_standin.kubelet_pod import PodWorker
 from tools.k8s_standin.node_netns import NodeNetworks
 from tools.k8s_standin.processes import Player
 
 log = logging.getLogger("k8s_standin.kubelet")
-Key = tuple[str, str]
 _TERMINAL = ("Succeeded", "Failed")
 
 
-def _key(obj: Mapping[str, Any]) -> Key:
-    meta = obj["metadata"]
-    return str(meta.get("namespace", "")), str(meta["name"])
+class ClaimCheck(Protocol):
+    """Where a pod's resource claims cannot be allocated (the DRA stand-in, dra.py)."""
+
+    def refusals(
+        self,
+        pod: Mapping[str, Any],
+        nodes: Iterable[Mapping[str, Any]],
+        placed: Sequence[tuple[Mapping[str, Any], str]],
+    ) -> tuple[str, dict[str, str]]:
+        """(why the pod cannot be scheduled anywhere yet, or ""; node -> why not there)."""
+        ...
 
 
 class Kubelet:
@@ -64,6 +72,7 @@ class Kubelet:
         node_labels: Mapping[str, str] | None = None,
         node_shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         player: Player | None = None,
+        claims: ClaimCheck | None = None,
     ) -> None:
         self.url = url
         self.network = network
@@ -76,6 +85,8 @@ class Kubelet:
         # A simulated fleet's say: each Node as registered (labels, GPUs) and the pods it plays.
         self.node_shape = node_shape
         self.player = player
+        # The DRA driver's say on a pod with spec.resourceClaims: where its claims allocate.
+        self.claims = claims
         self.pods: dict[Key, dict[str, Any]] = {}
         self.services: dict[Key, dict[str, Any]] = {}
         self.api_nodes: dict[Key, dict[str, Any]] = {}
@@ -109,13 +120,13 @@ class Kubelet:
                 if self.register:
                     await self.register_nodes()
                 listed = [asyncio.Event() for _ in range(3)]
-                follow = [
+                collections = [
                     ("/api/v1/nodes", self.api_nodes, self._on_node),
                     ("/api/v1/services", self.services, self._on_service),
                     ("/api/v1/pods", self.pods, self._on_pod),
                 ]
-                for (path, store, handler), done in zip(follow, listed, strict=True):
-                    tasks.append(asyncio.create_task(self._follow(path, store, handler, done)))
+                for (path, store, handler), done in zip(collections, listed, strict=True):
+                    tasks.append(asyncio.create_task(follow(client, path, store, handler, done)))
                 for done in listed:
                     await done.wait()
                 tasks.append(asyncio.create_task(self._hosts_loop()))
@@ -151,41 +162,6 @@ class Kubelet:
             await self.client.merge_patch(
                 f"/api/v1/nodes/{name}/status", {"status": node["status"]}
             )
-
-    async def _follow(
-        self,
-        path: str,
-        store: dict[Key, dict[str, Any]],
-        handler: Callable[[str, dict[str, Any]], Awaitable[None]],
-        listed: asyncio.Event,
-    ) -> None:
-        """Keep ``store`` equal to the API's objects at ``path``, calling ``handler`` for each
-        change (a relist reports what changed while no watch was open)."""
-        while True:
-            try:
-                items, rv = await self.client.list(path)
-                fresh = {_key(o): o for o in items}
-                for key in set(store) - set(fresh):
-                    await handler("DELETED", store.pop(key))
-                for key, obj in fresh.items():
-                    store[key] = obj
-                    await handler("MODIFIED", obj)
-                listed.set()
-                while True:
-                    async for kind, obj in self.client.watch(path, rv):
-                        rv = str(obj["metadata"].get("resourceVersion") or rv)
-                        if kind == "DELETED":
-                            store.pop(_key(obj), None)
-                        else:
-                            store[_key(obj)] = obj
-                        await handler(kind, obj)
-            except asyncio.CancelledError:
-                raise
-            except WatchExpired:
-                continue
-            except (aiohttp.ClientError, ApiError, TimeoutError, ValueError) as e:
-                log.debug("following %s: %s; listing again", path, e)
-                await asyncio.sleep(0.2)
 
     # -- events ------------------------------------------------------------------------------
 
@@ -283,18 +259,24 @@ class Kubelet:
                 try:
                     await self._schedule(pod, used)
                 except (ApiError, aiohttp.ClientError, TimeoutError) as e:
-                    log.debug("scheduling %s: %s", _key(pod), e)
+                    log.debug("scheduling %s: %s", key_of(pod), e)
 
-    def _usage(self) -> dict[str, dict[str, float]]:
-        """The extended resources each node's placed, unfinished pods hold."""
-        used: dict[str, dict[str, float]] = {}
+    def placed_pods(self) -> list[tuple[dict[str, Any], str]]:
+        """(pod, node) of every placed pod not finished: what holds its node's resources."""
+        out = []
         for pod in self.pods.values():
             uid = str(pod["metadata"].get("uid", ""))
             spec = pod.get("spec") or {}
             node = spec.get("nodeName") or self._placed.get(uid) or self._assigned.get(uid)
-            if not node or (pod.get("status") or {}).get("phase") in _TERMINAL:
-                continue
-            for name, amount in kubelet_scheduler.extended_requests(spec).items():
+            if node and (pod.get("status") or {}).get("phase") not in _TERMINAL:
+                out.append((pod, str(node)))
+        return out
+
+    def _usage(self) -> dict[str, dict[str, float]]:
+        """The extended resources each node's placed, unfinished pods hold."""
+        used: dict[str, dict[str, float]] = {}
+        for pod, node in self.placed_pods():
+            for name, amount in kubelet_scheduler.extended_requests(pod.get("spec") or {}).items():
                 held = used.setdefault(node, {})
                 held[name] = held.get(name, 0.0) + amount
         return used
@@ -308,8 +290,17 @@ class Kubelet:
             return
         if status.get("phase") in _TERMINAL:
             return
-        ns, name = _key(pod)
-        node, message = kubelet_scheduler.choose(pod, self.api_nodes.values(), used)
+        ns, name = key_of(pod)
+        waiting, refused = "", dict[str, str]()  # the DRA driver's say on the pod's claims
+        if self.claims is not None and spec.get("resourceClaims"):
+            waiting, refused = self.claims.refusals(
+                pod, self.api_nodes.values(), self.placed_pods()
+            )
+        node, message = (
+            (None, waiting)
+            if waiting
+            else kubelet_scheduler.choose(pod, self.api_nodes.values(), used, refused)
+        )
         if node is None:
             current = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
             if current and current[0].get("message") == message:

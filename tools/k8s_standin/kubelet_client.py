@@ -41,13 +41,14 @@ class WatchExpired(Exception):
 
 
 class Client:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, user_agent: str = USER_AGENT) -> None:
         self.url = url.rstrip("/")
+        self.user_agent = user_agent  # what the API's journal says made each request
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Client:
         self._session = aiohttp.ClientSession(
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            headers={"User-Agent": self.user_agent, "Accept": "application/json"},
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
         )
         return self

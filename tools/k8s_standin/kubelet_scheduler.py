@@ -145,15 +145,19 @@ def fits(
 
 
 def choose(
-    pod: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]], used: Usage | None = None
+    pod: Mapping[str, Any],
+    nodes: Iterable[Mapping[str, Any]],
+    used: Usage | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> tuple[str | None, str]:
     """(node name, "") for the first fitting node by name, else (None, the message a real
-    scheduler writes on the PodScheduled=False condition)."""
+    scheduler writes on the PodScheduled=False condition). ``refused``: nodes another plugin
+    (the DRA driver's claims) already turned down, with its reason."""
     pod_spec = pod.get("spec") or {}
     ordered = sorted(nodes, key=lambda n: str(n["metadata"]["name"]))
     reasons: dict[str, int] = {}
     for node in ordered:
-        why = fits(pod_spec, node, used)
+        why = (refused or {}).get(str(node["metadata"]["name"])) or fits(pod_spec, node, used)
         if why is None:
             return str(node["metadata"]["name"]), ""
         reasons[why] = reasons.get(why, 0) + 1
