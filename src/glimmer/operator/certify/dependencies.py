@@ -10,6 +10,11 @@
   (terminal), one being deleted is waited for.
 * **Refs** (``status.dependencyRefs``) say what was created, in creation order, with scope,
   group and iteration, so deletion finds every copy even after a crash.
+* **Readiness** (§3.2 launchPendingGroups): a dependency whose own controller makes something
+  the workload needs is not ready until that exists — a ComputeDomain until the DRA driver has
+  made the ResourceClaimTemplate of its channel (which the pods claim; without it they would
+  sit Pending). :func:`ensure` raises :class:`DependencyNotReady` and the next reconcile asks
+  again; the dependencies after it in creation order wait with it.
 """
 
 from __future__ import annotations
@@ -19,12 +24,20 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from glimmer.backends.kubernetes.certify.ledger import NotReady
 from glimmer.backends.kubernetes.errors import AlreadyExists
 from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY, WORKFLOW_LABEL
 from glimmer.engine.backend import BackendError, Conflict, NotFound
 from glimmer.errors import GlimmerError
 from glimmer.operator.certify.certification_build import controlled_by, controller_ref
-from glimmer.operator.certify.workflow_cluster import Cluster, Obj, cluster_scoped, kind_of, meta
+from glimmer.operator.certify.workflow_cluster import (
+    Cluster,
+    Obj,
+    cluster_scoped,
+    kind_of,
+    meta,
+    resource_for,
+)
 
 WORKFLOW_UID_ANNOTATION = f"{GROUP}/workflow-uid"
 
@@ -39,6 +52,25 @@ class DependencyUnserved(GlimmerError):
 
 class DependencyPending(BackendError):
     """A same-named object is being deleted: the next reconcile tries again."""
+
+
+class DependencyNotReady(DependencyPending, NotReady):
+    """A dependency is there but what its controller makes is not yet: the next reconcile
+    looks again (and a job's Job is not created meanwhile)."""
+
+
+# The API version the DRA driver's ComputeDomain controller makes its channel template in.
+CLAIM_TEMPLATE_VERSION = "resource.k8s.io/v1beta1"
+
+
+def _awaited(body: Mapping[str, Any]) -> tuple[Any, str] | None:
+    """(kind, name) of what ``body``'s own controller must make before it is ready, if any."""
+    if body.get("kind") == "ComputeDomain":
+        spec = body.get("spec") or {}
+        channel = ((spec.get("channel") or {}).get("resourceClaimTemplate") or {}).get("name")
+        if channel:
+            return resource_for(CLAIM_TEMPLATE_VERSION, "ResourceClaimTemplate"), str(channel)
+    return None
 
 
 def _name(dep: Any) -> str:
@@ -156,6 +188,12 @@ def ensure(
                     f"for Workflow {meta(workflow).get('name')}"
                 ) from None
         refs.append(dependency_ref(body, scope, group))
+        awaited = _awaited(body)
+        if awaited is not None and cluster.get(awaited[0], awaited[1], namespace) is None:
+            raise DependencyNotReady(
+                f"{body.get('kind')} {namespace}/{_name(body)} is not ready: its controller has "
+                f"not made {awaited[0].__name__.removeprefix('Certify')} {awaited[1]} yet"
+            )
     return refs
 
 

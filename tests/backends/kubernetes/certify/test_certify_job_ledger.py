@@ -10,6 +10,7 @@ from glimmer.backends.kubernetes.certify.ledger import (
     GROUP_NODES_ANNOTATION,
     JobLedger,
     JobNameCollision,
+    NotReady,
 )
 from glimmer.certify.jobs import DcgmJob, Job, JobLog, NcclJob
 from tests.backends.kubernetes.certify.conftest import NS, Api
@@ -124,3 +125,25 @@ def test_one_replay_asks_the_api_for_the_jobs_once(
     assert [replay.outcome(f"k-{i}") for i in range(3)] == [None, None, None]
     replay.submit("k-0", DcgmJob("gpu-0", 2), ("gpu-0",))
     assert len(lists) == 1
+
+
+def test_a_job_whose_dependency_is_not_ready_is_not_created_until_it_is(api: Api) -> None:
+    wf = workflow(api)
+    job = NcclJob("group-0", "all_reduce", ("gpu-01", "gpu-02"))
+    key = "cert-comm-nccl-group-0-iter-1"
+    ready = False
+
+    def waiting_spec_for(key: str, job: Job, nodes: tuple[str, ...]) -> dict[str, Any]:
+        if not ready:
+            raise NotReady("ComputeDomain default/cd is not ready")
+        return spec_for(key, job, nodes)
+
+    first = JobLedger(api.client, wf, waiting_spec_for)
+    first.submit(key, job, job.nodes)
+    assert first.created == [] and first.not_ready == {key: "ComputeDomain default/cd is not ready"}
+    assert api.http.get(f"{JOBS}/{key}").status_code == 404
+    ready = True  # the next reconcile's replay asks again
+    second = JobLedger(api.client, wf, waiting_spec_for)
+    second.submit(key, job, job.nodes)
+    assert second.created == [key] and second.not_ready == {}
+    assert api.http.get(f"{JOBS}/{key}").status_code == 200

@@ -14,6 +14,9 @@ submitted during the replay joins the list, so a second request of its key sees 
   ``managed-by``/``workflow``/``group``, annotation ``group-nodes``, owned by the Workflow.
   A Job of that name already there is adopted when this Workflow controls it (a replay after a
   crash that created it but never read it back); a foreign one is a :class:`JobNameCollision`.
+  A ``spec_for`` that raises :class:`NotReady` (a dependency of the job not ready yet, §3.2
+  launchPendingGroups: "a dependency that is not ready -> requeue") leaves the Job uncreated:
+  the replay waits for it as for a running one, and the next reconcile asks again.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ GROUP_NODES_ANNOTATION = "certify.glimmer.ai/group-nodes"
 
 # The Job spec of one core job: (Job name, the core's job, the nodes it is pinned to) -> spec.
 SpecFor = Callable[[str, Job, tuple[str, ...]], Mapping[str, Any]]
+
+
+class NotReady(BackendError):
+    """A job's Job cannot be created yet: what it needs is not ready (the Workflow controller's
+    :class:`~glimmer.operator.certify.dependencies.DependencyNotReady`)."""
 
 
 class JobNameCollision(GlimmerError):
@@ -122,6 +130,7 @@ class JobLedger:
         self.uid = str(meta.get("uid") or "")
         self._jobs: dict[str, dict[str, Any]] | None = None
         self.created: list[str] = []  # keys this ledger created (a replay's new Jobs)
+        self.not_ready: dict[str, str] = {}  # keys left uncreated -> what they wait for
 
     def jobs(self) -> dict[str, dict[str, Any]]:
         """The Workflow's Jobs by name: one LIST, the first time it is asked."""
@@ -149,7 +158,12 @@ class JobLedger:
         known = self.jobs()
         if key in known:
             return
-        manifest = job_manifest(self.workflow, key, job, nodes, self.spec_for(key, job, nodes))
+        try:
+            spec = self.spec_for(key, job, nodes)
+        except NotReady as e:
+            self.not_ready[key] = str(e)
+            return
+        manifest = job_manifest(self.workflow, key, job, nodes, spec)
         try:
             with api_call(f"create job {self.namespace}/{key}"):
                 made = self.client.create(JOBS.from_dict(manifest), namespace=self.namespace)
