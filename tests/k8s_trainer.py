@@ -61,8 +61,8 @@ def path_of(obj: Mapping[str, Any], namespace: str = "default") -> str:
 
 def rendered(domain: str, variant: str, product: str, options: str = "{}") -> tuple[list[Obj], Obj]:
     """One category of a Certification on ``product`` nodes, rendered by glimmer's catalog: its
-    dependencies and its TrainJob. The stand-in serves no NVIDIA DRA driver, so a GB200
-    ComputeDomain is left out (the pods' claim on it is not resolved)."""
+    dependencies and its TrainJob. A GB200 ComputeDomain is left out: these clusters run no
+    DRA stand-in (``standin_cluster(dra=True)`` adds one, tools/k8s_standin/dra.py)."""
     text = f"""apiVersion: certify.glimmer.ai/v1alpha1
 kind: Certification
 metadata: {{name: cert, namespace: default}}
