@@ -4,6 +4,7 @@ scraped over HTTP from the exporter the BurnInRun series live in, valid expositi
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 from glimmer.operator.certify.measurement_metrics import MeasurementSeries
 from glimmer.operator.certify.measurements import MeasurementReconciler
 from glimmer.operator.exporter import MetricsEndpoint
-from glimmer.sinks.prometheus import Exporter
+from glimmer.sinks.prometheus import Exporter, Sample
 from tests.operator.certify.conftest import NS, JobAPI, JobClock
 from tests.operator.certify.measurement_harness import JOB, measured_job
 
@@ -124,3 +125,19 @@ def test_goodput_gauges_are_scraped_and_forgotten_on_delete(
 
     series_.forget("goodputmeasurements", NS, f"{JOB}-goodput")  # the DELETED event's path
     assert "burnin_goodput" not in scrape(url)
+
+
+def test_the_exporter_holds_only_registered_finite_gauges_and_replaces_them_whole() -> None:
+    exporter = Exporter()
+    labels = (("namespace", NS), ("job", JOB), ("workflow", "wf"))
+    exporter.hold("gm", [Sample("burnin_goodput_ratio", labels, 0.5),
+                         Sample("burnin_goodput_current_step", labels, math.nan),
+                         Sample("not_registered", labels, 1.0)])  # fmt: skip
+    text = exporter.exposition()
+    assert series(text, "burnin_goodput_ratio") == {
+        f'namespace="{NS}",job="{JOB}",workflow="wf"': 0.5
+    }
+    assert "burnin_goodput_current_step" not in text and "not_registered" not in text
+    exporter.hold("gm", [])
+    assert "burnin_goodput_ratio" not in exporter.exposition()
+    assert exporter.forget("gm") and not exporter.forget("gm")
