@@ -118,15 +118,19 @@ class _Parser:
             return ("not", self.unary())
         return self.postfix()
 
+    def items(self, close: str) -> list[Any]:
+        """Comma-separated expressions up to ``close`` (the opening token already taken)."""
+        out = []
+        while self.peek() != close:
+            out.append(self.or_())
+            if self.peek() != close:
+                self.take(",")
+        self.take(close)
+        return out
+
     def args(self) -> list[Any]:
         self.take("(")
-        out = []
-        while self.peek() != ")":
-            out.append(self.or_())
-            if self.peek() != ")":
-                self.take(",")
-        self.take(")")
-        return out
+        return self.items(")")
 
     def postfix(self) -> Any:
         node = self.atom()
@@ -170,13 +174,7 @@ class _Parser:
             self.take(")")
             return node
         if text == "[":
-            items = []
-            while self.peek() != "]":
-                items.append(self.or_())
-                if self.peek() != "]":
-                    self.take(",")
-            self.take("]")
-            return ("list", *items)
+            return ("list", *self.items("]"))
         if text in ("true", "false"):
             return ("lit", text == "true")
         if text in ("self", "oldSelf") or text in self.bound:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tools.k8s_standin.follow import Key, follow, key_of
+from tools.k8s_standin.follow import Controller, Key, follow, key_of
 from tools.k8s_standin.kubelet_client import ApiError, Client
 
 log = logging.getLogger("k8s_standin.dra")
@@ -115,7 +115,7 @@ def _clique(node: Mapping[str, Any]) -> str | None:
     return str(value) if value else None
 
 
-class ComputeDomainDriver:
+class ComputeDomainDriver(Controller):
     """The controller (:meth:`run`, until cancelled) and the scheduler's claim check."""
 
     def __init__(self, url: str, delay_s: float = 0.5) -> None:
@@ -126,12 +126,6 @@ class ComputeDomainDriver:
         self._made: dict[str, asyncio.Task[None]] = {}  # ComputeDomain UID -> its controller
         # The live pods and their nodes (the kubelet stand-in's view), set by whoever runs both.
         self.placed: Callable[[], Sequence[Placed]] = tuple
-        self._client: Client | None = None
-
-    @property
-    def client(self) -> Client:
-        assert self._client is not None
-        return self._client
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
         async with Client(self.url, user_agent=USER_AGENT) as client:

@@ -21,6 +21,17 @@ Handler = Callable[[str, Obj], Awaitable[None]]
 RETRY_S = 0.2  # after a failed list or a dropped watch
 
 
+class Controller:
+    """A stand-in controller's API client, there while :meth:`run` serves."""
+
+    _client: Client | None = None
+
+    @property
+    def client(self) -> Client:
+        assert self._client is not None, "the controller is not running"
+        return self._client
+
+
 def key_of(obj: Mapping[str, Any]) -> Key:
     """(namespace, name): how a stand-in controller keys what it follows."""
     meta = obj["metadata"]

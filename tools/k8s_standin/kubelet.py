@@ -35,7 +35,7 @@ import aiohttp
 
 from tools.k8s_standin import hosts, kubelet_scheduler
 from tools.k8s_standin import kubelet_status as st
-from tools.k8s_standin.follow import Key, follow, key_of
+from tools.k8s_standin.follow import Controller, Key, follow, key_of
 from tools.k8s_standin.kubelet_client import ApiError, Client
 from tools.k8s_standin.kubelet_pod import PodWorker
 from tools.k8s_standin.node_netns import NodeNetworks
@@ -58,7 +58,7 @@ class ClaimCheck(Protocol):
         ...
 
 
-class Kubelet:
+class Kubelet(Controller):
     def __init__(
         self,
         url: str,
@@ -103,12 +103,6 @@ class Kubelet:
         self._placed: dict[str, str] = {}
         self._wake = asyncio.Event()
         self._hosts_stale = asyncio.Event()
-        self._client: Client | None = None
-
-    @property
-    def client(self) -> Client:
-        assert self._client is not None
-        return self._client
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
         """Serve until cancelled; ``ready`` is set once the nodes are registered and the

@@ -32,7 +32,7 @@ import aiohttp
 
 from tools.k8s_standin import kubelet_status as st
 from tools.k8s_standin import trainer_status as ts
-from tools.k8s_standin.follow import Key, follow, key_of
+from tools.k8s_standin.follow import Controller, Key, follow, key_of
 from tools.k8s_standin.kubelet_client import ApiError, Client
 from tools.k8s_standin.processes import Play, expand
 from tools.k8s_standin.trainer_fleet import TrainerFleet
@@ -74,7 +74,7 @@ def _plain_env(container: Mapping[str, Any]) -> dict[str, str]:
     return env
 
 
-class TrainerStandIn:
+class TrainerStandIn(Controller):
     """The controller; :meth:`run` serves until cancelled, :meth:`player` is the kubelet's
     hook for the pods it simulates."""
 
@@ -90,12 +90,6 @@ class TrainerStandIn:
         self._seen: dict[str, set[str]] = {}  # TrainJob UID -> its pods seen in the API
         self._planned: set[str] = set()  # TrainJob UIDs whose plan is written
         self._roles: dict[Key, tuple[Path, str]] = {}  # pod -> (plan, lead | follow)
-        self._client: Client | None = None
-
-    @property
-    def client(self) -> Client:
-        assert self._client is not None
-        return self._client
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
         async with Client(self.url) as client:
