@@ -17,7 +17,7 @@ from glimmer.sim.runners.gpu_common import (
     window_count,
     xid_events,
 )
-from glimmer.sim.runners.load import under_load
+from glimmer.sim.runners.load import LoadPoint, under_load
 from glimmer.sim.runners.node import Device, NodeView, view
 from glimmer.sim.runners.noise import Jitter, rng_for
 from glimmer.sim.twin import FleetSim
@@ -104,11 +104,13 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     readings: list[Reading] = []
     labels: list[tuple[str, str, bool]] = []  # per device: floor basis, class, wedge
     failed: list[str] = []
+    loads: list[LoadPoint] = []  # each GPU's, worked out once
     for dev in got.allocated:
         part = dev.part  # looked up once: a property that asks the figures table
         if part is None:
             return out.skipped(f"no rated boost clock for {dev.name}", 0.5)
         lp = under_load(nv, dev)
+        loads.append(lp)
         healthy = gb10_clockprobe_pct(window) if dev.sku.key == "gb10_128gb" else part.fma_clock_pct
         pct = min(100.0, jit.rel(healthy * lp.clock_fraction, 0.004))
         lo = pct - jit.uniform(0.5, 2.5)
@@ -170,7 +172,7 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     out.kv("clockFloorBasis", labels[worst][0])
     out.kv("throttleClassification", labels[worst][1])
     out.kv("pdWedgeSuspected", any(w for _, _, w in labels))
-    thermal_any = any(under_load(nv, d).thermal for d in got.allocated)
+    thermal_any = any(lp.thermal for lp in loads)
     events = _throttle(out, thermal_any, int(sampled * 10), window)
     out.kv("throttleEvents", events)
     out.kv("clockFloorPct", floor)
@@ -191,11 +193,10 @@ def clockprobe(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
 
 
 def _soak_reading(
-    nv: NodeView, dev: Device, jit: Jitter, seconds: float, active: float, gpu_burn: bool
+    dev: Device, lp: LoadPoint, jit: Jitter, seconds: float, active: float, gpu_burn: bool
 ) -> Reading:
     part = dev.part  # looked up once: a property that asks the figures table
     assert part is not None
-    lp = under_load(nv, dev)
     healthy = gb10_clock_pct(seconds) if dev.sku.key == "gb10_128gb" else part.soak_clock_pct
     pct = min(100.0, jit.rel(healthy * lp.clock_fraction, 0.004))
     tflops = jit.rel(part.sgemm_tflops * pct / part.soak_clock_pct, 0.005)
@@ -254,8 +255,12 @@ def _soak(twin: FleetSim, call: RunnerCall, gpu_burn: bool) -> RunnerOutput:
     warmup = min(max(seconds / 10.0, 5.0), 30.0)
     active = seconds - warmup
     jit = Jitter(rng_for(call))
-    readings = [_soak_reading(nv, d, jit, seconds, active, gpu_burn) for d in got.allocated]
-    thermal = any(under_load(nv, d).thermal for d in got.allocated)
+    loads = [under_load(nv, d) for d in got.allocated]  # each GPU's, worked out once
+    readings = [
+        _soak_reading(d, lp, jit, seconds, active, gpu_burn)
+        for d, lp in zip(got.allocated, loads, strict=True)
+    ]
+    thermal = any(lp.thermal for lp in loads)
     _progress(out, readings, seconds, gpu_burn)
     return _soak_final(out, call, nv, got, readings, seconds, warmup, thermal, jit, gpu_burn,
                        clock_floor, ceiling)  # fmt: skip
