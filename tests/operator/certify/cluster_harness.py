@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -70,15 +70,22 @@ TIMING = frozenset({"runtime", "runtimeSeconds", "duration", "startTime", "compl
 SECONDS_PER_JOB = 0.05  # what a job's pods take to print their log (the Trainer stand-in)
 
 
-def certification_text(name: str = NAME) -> str:
-    """The Certification both backends run, as a file's text."""
+def certification_text(
+    name: str = NAME,
+    categories: Sequence[Mapping[str, Any]] = CATEGORIES,
+    target: Mapping[str, Any] | None = None,
+) -> str:
+    """The Certification both backends run (of ``categories`` over ``target``, every H100
+    node when None), as a file's text."""
     doc = {
         "apiVersion": "certify.glimmer.ai/v1alpha1",
         "kind": "Certification",
         "metadata": {"name": name, "namespace": NS},
         "spec": {
-            "target": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-            "categories": copy.deepcopy(CATEGORIES),
+            "target": dict(
+                target or {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}
+            ),
+            "categories": copy.deepcopy(list(categories)),
         },
     }
     return json.dumps(doc)

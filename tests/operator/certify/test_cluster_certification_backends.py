@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from tests.operator.certify.cluster_harness import (
+    CATEGORIES,
     FLEET,
     NIC_FAULT,
     NIC_NODE,
@@ -70,11 +71,16 @@ def _doc(done: subprocess.CompletedProcess[str], backend: str) -> dict[str, Any]
     return doc
 
 
-def test_both_backends_name_the_same_nodes_with_the_same_reasons(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _both(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    categories: list[dict[str, Any]],
+    target: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reports of ``categories`` over ``target`` on the cluster and on the simulator, run
+    side by side."""
     spec = tmp_path / "certification.json"
-    spec.write_text(certification_text())
+    spec.write_text(certification_text(categories=categories, target=target))
     started = time.monotonic()
     flags = [flag for f in FAULTS for flag in ("--fault", f)]
     sim = subprocess.Popen(
@@ -94,8 +100,13 @@ def test_both_backends_name_the_same_nodes_with_the_same_reasons(
     out, err = sim.communicate(timeout=240)
     on_sim = subprocess.CompletedProcess(sim.args, sim.returncode, out, err)
     print(f"both backends: {time.monotonic() - started:.1f} s")
-    cluster_doc = _doc(on_cluster, "kubernetes")["result"]
-    sim_doc = _doc(on_sim, "sim")
+    return _doc(on_cluster, "kubernetes")["result"], _doc(on_sim, "sim")
+
+
+def test_both_backends_name_the_same_nodes_with_the_same_reasons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster_doc, sim_doc = _both(tmp_path, monkeypatch, CATEGORIES)
     expected = [
         ("nccl-all-reduce", NIC_NODE, "WorkloadFailed"),
         ("dcgm-level1", GPU_NODE, "WorkloadFailed"),
@@ -112,4 +123,25 @@ def test_both_backends_name_the_same_nodes_with_the_same_reasons(
     assert cluster_doc["platform"] == "onprem" and sim_doc["platform"] == "simulator"
     nccl = cluster_doc["categories"][0]
     assert nccl["runtimeSeconds"] == sim_doc["categories"][0]["runtimeSeconds"]
+    assert _comparable(cluster_doc) == _comparable(sim_doc)
+
+
+def test_both_backends_run_every_iteration_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """repeatCount 2 of the DCGM category over four nodes, one of them with the GPU fallen off
+    the bus: the same two iterations, jobs and named node on both."""
+    categories = [
+        {"domain": "diagnostics", "variant": "dcgm-level1", "options": {"repeatCount": 2}}
+    ]
+    nodes = [GPU_NODE, *(f"hgx-su000-node-{i:04d}" for i in (1, 2, 3))]
+    cluster_doc, sim_doc = _both(tmp_path, monkeypatch, categories, {"nodeNames": nodes})
+    for doc in (cluster_doc, sim_doc):
+        (cat,) = doc["categories"]
+        assert [(i["number"], i["status"]) for i in cat["iterations"]] == [
+            (1, "Failed"), (2, "Failed"),
+        ]  # fmt: skip
+        assert cat["jobs"] == 4 and doc["totalNodes"] == 4
+    assert [f[:3] for f in failed_of(cluster_doc)] == [("dcgm-level1", GPU_NODE, "WorkloadFailed")]
+    assert failed_of(cluster_doc) == failed_of(sim_doc)
     assert _comparable(cluster_doc) == _comparable(sim_doc)
