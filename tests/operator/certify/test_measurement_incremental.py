@@ -35,7 +35,7 @@ from glimmer.operator.certify.measurement_reads import (
     cursors_of,
     read_pod,
 )
-from glimmer.operator.certify.measurements import MeasurementReconciler
+from glimmer.operator.certify.measurements import LOG_SETTLE_SECONDS, MeasurementReconciler
 
 BASE = datetime(2026, 12, 2, 3, 0, 0, tzinfo=UTC)
 ANCHOR = BASE + timedelta(hours=2)  # the Job's terminal time, after every generated line
@@ -221,9 +221,10 @@ def sample(
     roles: dict[str, str],
     status: dict[str, Any],
     anchor: datetime | None = None,
+    read_at: datetime | None = None,
 ) -> dict[str, Any]:
-    """One sample: each role's pod read from its cursor, folded into ``status``, the result
-    stored and read back as JSON."""
+    """One sample (at ``read_at``): each role's pod read from its cursor, folded into
+    ``status``, the result stored and read back as JSON."""
     cursors = cursors_of(status)
     reads: list[PodRead] = []
     for role, name in roles.items():
@@ -231,7 +232,7 @@ def sample(
                        cursors.get(role))  # fmt: skip
         if got is not None:
             reads.append(got)
-    out, _ = reconciler.figures(status, reads, profile, anchor)
+    out, _ = reconciler.figures(status, reads, profile, anchor, read_at)
     loaded: dict[str, Any] = json.loads(json.dumps(out))
     return loaded
 
@@ -364,6 +365,52 @@ def test_multi_worker_goodput_sampled_anywhere_equals_one_whole_read(
         if i < len(step_cuts):
             served.pods["w-1"].instances[-1] = steps.text[: step_cuts[i]]
         status = sample(reconciler, profile, served, roles, status)
+    for name, log in (("w-0", life), ("w-1", steps)):
+        served.pods[name].instances[-1], served.pods[name].finished = log.text, True
+    final = sample(reconciler, profile, served, roles, status, ANCHOR)
+    whole = whole_status(
+        served, "goodputmeasurements", profile,
+        {"w-0": ("uid-0", life.text), "w-1": ("uid-1", steps.text)}, roles,
+    )  # fmt: skip
+    assert final == whole
+
+
+@SETTINGS
+@given(events=training_events(), data=st.data())
+def test_multi_worker_goodput_sampled_at_common_instants_equals_one_whole_read(
+    served: Server, events: list[tuple[str, int, float]], data: st.DataObject
+) -> None:
+    """Both pods read at the same instants, as a controller does: each log holds every line
+    stamped more than LOG_SETTLE_SECONDS before the read and some of the ones after (in
+    flight); a quiet pod holds the other's lines back no longer than that."""
+    served.reset()
+    profile = profile_of("megatron-training", multi=True)
+    life, steps = megatron(events)
+    roles = {LIFECYCLE: "w-0", STEPS: "w-1"}
+    reconciler = MeasurementReconciler(cast(Client, None), lambda: BASE, "goodputmeasurements")
+    served.pods["w-0"] = Container("uid-0", [""])
+    served.pods["w-1"] = Container("uid-1", [""])
+    settle = int(LOG_SETTLE_SECONDS * 1e9)
+    end = max(stamp_ns(line_stamp(x) or "") or 0 for x in life.lines + steps.lines)
+    instants = sorted(
+        data.draw(
+            st.lists(st.integers(0, end - stamp_ns(kubelet(0).strip()) + 2 * settle), max_size=8)
+        )
+    )
+    status: dict[str, Any] = {}
+    for offset in instants:
+        read_ns = (stamp_ns(kubelet(0).strip()) or 0) + offset
+        for name, log in (("w-0", life), ("w-1", steps)):
+            settled = [
+                x for x in log.lines if (stamp_ns(line_stamp(x) or "") or 0) <= read_ns - settle
+            ]
+            flying = log.lines[len(settled) :]
+            late = [x for x in flying if (stamp_ns(line_stamp(x) or "") or 0) <= read_ns]
+            served.pods[name].instances[-1] = "".join(
+                settled + late[: data.draw(st.integers(0, len(late)))]
+            )
+        at = datetime.fromtimestamp(read_ns // 1000 / 1e6, UTC)
+        status = sample(reconciler, profile, served, roles, status, read_at=at)
     for name, log in (("w-0", life), ("w-1", steps)):
         served.pods[name].instances[-1], served.pods[name].finished = log.text, True
     final = sample(reconciler, profile, served, roles, status, ANCHOR)

@@ -82,10 +82,16 @@ def test_multi_worker_goodput_reads_lifecycle_and_steps_from_their_pods(job_api:
     # Steps alone name no checkpoint; the lifecycle pod's save did. Step 9 (03:00:34) waits:
     # the lifecycle pod has printed only to 03:00:25, and a line of it could still come first.
     assert (running["lastCheckpointStep"], running["currentStep"]) == (4, 8)
+    # Read at 03:00:40, though: any line of the quiet lifecycle pod stamped before 03:00:35
+    # would be in its log by now (LOG_SETTLE_SECONDS), so step 9 goes in — a quiet rank 0
+    # holds the steps back seconds, not until its next checkpoint (the stall rule reads them).
+    clock.advance(40)
+    gms.reconcile(NS, GM)
+    assert gm(job_api)["currentStep"] == 9
     for pod in ("w-0", "w-1"):
         set_pod(job_api, pod, phase="Succeeded", exit_code=0)
     set_train_job(job_api, WORKLOAD, "Complete")
-    clock.advance(40)  # the Job ends at 03:00:40, with the last step at 03:00:34
+    # the Job ends at 03:00:40, with the last step at 03:00:34
     jobs.reconcile(NS, JOB)
     assert gms.reconcile(NS, GM) is None
     done = gm(job_api)

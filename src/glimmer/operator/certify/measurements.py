@@ -11,7 +11,8 @@ Per reconcile (one measurement):
    (``spec.logProfileRef``), else the built-in one of that name (:mod:`glimmer.certify.catalog`);
    neither → ``Measuring=False`` reason ``LogProfileNotFound`` (not terminal).
 3. The logs: the pod of each role the profile's ``workerStrategy`` names
-   (:mod:`.measurement_reads`: ``log``, or ``lifecycle`` and ``steps`` for ``Multi``), read from
+   (:mod:`.measurement_reads`: ``log``, or ``lifecycle`` and ``steps`` for ``Multi``, merged in
+   kubelet time; a line waits at most :data:`LOG_SETTLE_SECONDS` for the other pod), read from
    its cursor in ``status.logCursors``, skipped while its container waits. Once the Job is
    terminal and no pod is left, the Job's frozen ``status.outcome`` text (the same launcher log)
    stands in — only when nothing was read before (the outcome is the last attempt's log, and
@@ -36,6 +37,7 @@ Every sample also sets the measurement's ``burnin_*`` gauges (:mod:`.measurement
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -101,6 +103,9 @@ PROFILE_MISSING_REQUEUE = 30.0
 NO_BANDWIDTH = "Job succeeded but no bandwidth data was parsed; check spec.logProfileRef"
 NO_GOODPUT = "Job succeeded but no training step was parsed; check spec.logProfileRef"
 OUTCOME = "outcome"  # the pseudo-pod the Job's outcome text is read as
+# How long after a line's kubelet time it is surely in the log a read returns (the runtime
+# writes a line as it gets it; this is margin for a busy node).
+LOG_SETTLE_SECONDS = 5.0
 
 RESOURCES = {
     "bandwidthmeasurements": BANDWIDTH_MEASUREMENTS,
@@ -224,8 +229,8 @@ class MeasurementReconciler:
         reads = self.reads(m, job, profile, ended is not None)
         if not reads and ended is None:
             return seconds(get(m, "spec", "sampleInterval"), DEFAULT_SAMPLE_SECONDS)
-        figured, found = self.figures(status, reads, profile, anchor)
         now = self.now()
+        figured, found = self.figures(status, reads, profile, anchor, now)
         figured.setdefault("startTime", stamp(now))
         if anchor is None or ended is None:
             figured["conditions"] = set_condition(
@@ -281,10 +286,15 @@ class MeasurementReconciler:
     # ---- the figures ---------------------------------------------------------------------------
 
     def figures(
-        self, status: Obj, reads: list[PodRead], profile: LogProfile, anchor: datetime | None
+        self,
+        status: Obj,
+        reads: list[PodRead],
+        profile: LogProfile,
+        anchor: datetime | None,
+        read_at: datetime | None = None,
     ) -> tuple[Obj, bool]:
-        """``status`` with the new lines of ``reads`` folded in (and the cursors past them), and
-        whether it holds anything to measure."""
+        """``status`` with the new lines of ``reads`` (made at ``read_at``) folded in, the cursors
+        past them, and whether it holds anything to measure."""
         cursors = cursors_of(status)
         if not self.goodput:
             parser: BandwidthParser = bandwidth_parser(profile)
@@ -307,10 +317,16 @@ class MeasurementReconciler:
                                       for r in reads if r.role == role}  # fmt: skip
         if multi:
             merged = WorkerLogReader(tp, reader=reader)
+            settled = read_at.timestamp() - LOG_SETTLE_SECONDS if read_at else -math.inf
             for role, r in multi.items():
-                # Read to the time of its last line, as the merge reads a line's time.
-                read_to = kubelet_time(f"{r.read_to} ") if r.read_to else None
-                merged.feed(role, "".join(f"{line}\n" for line in r.read.lines), read_to)
+                # A pod's log holds every line up to its last one, and every line stamped more
+                # than LOG_SETTLE_SECONDS before the read: a quiet lifecycle pod (rank 0 prints
+                # between checkpoints only) holds the steps back that long at most, not until
+                # its next line — the stall rule reads lastStepTimestamp.
+                last = kubelet_time(f"{r.read_to} ") if r.read_to else None
+                mark = max(settled, -math.inf if last is None else last)
+                text = "".join(f"{line}\n" for line in r.read.lines)
+                merged.feed(role, text, None if mark == -math.inf else mark)
             for role in (LIFECYCLE, STEPS):
                 # A pod that finished (or a Job that ended) prints nothing more.
                 if anchor is not None or (role in multi and multi[role].final):
