@@ -5,8 +5,10 @@ counts everything it saw."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import ssl
+import subprocess
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,6 +17,21 @@ from pathlib import Path
 from typing import Any
 
 DELAY_SECONDS = 1.0  # a delayed answer; clients in tests time out well before it
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by openssl in ``folder``, for
+    :meth:`Receiver.start`'s ``tls``."""
+    openssl = shutil.which("openssl")
+    assert openssl is not None, "openssl makes the tests' self-signed certificate"
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
 
 
 @dataclass

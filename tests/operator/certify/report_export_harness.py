@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -20,25 +20,12 @@ import pytest
 from glimmer.operator.certify.report_export import ExportController
 from glimmer.operator.certify.report_export_policy import PolicyController
 from glimmer.operator.certify.workflow_cluster import Cluster
-from tests.operator.certify.conftest import NS, CertifyAPI
+from tests.operator.certify.conftest import NS, CertifyAPI, JobClock
 from tests.sinks.receiver import Receiver
 
 TOKEN = "s3cr3t-bearer-token-value"
 CLUSTER_ID = "0d1e2f3a-cluster-uid"
 POLICY = "to-fleetdb"
-
-
-class Clock:
-    """The controllers' ``now``; moved by the test."""
-
-    def __init__(self) -> None:
-        self.at = datetime(2026, 12, 2, 6, 0, 0, tzinfo=UTC)
-
-    def now(self) -> datetime:
-        return self.at
-
-    def advance(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
 
 
 def stamp(at: datetime) -> str:
@@ -163,7 +150,7 @@ class Exports:
     """The two controllers over one stand-in, one clock and one receiver."""
 
     api: CertifyAPI
-    clock: Clock
+    clock: JobClock
     receiver: Receiver
     allow_plain_http: bool = True
     cluster: Cluster = field(init=False)
@@ -216,6 +203,16 @@ class Exports:
         return body
 
 
+def one_export(ex: Exports, **retry: object) -> str:
+    """Certification ``cert-a`` finished now, a policy with ``retry`` (the defaults when none)
+    and the one ReportExport it registers: its name."""
+    finished_certification(ex.api, "cert-a", ex.clock.now())
+    policy(ex.api, ex.receiver.url, retry=retry or None)
+    [made] = ex.register()
+    name: str = made["metadata"]["name"]
+    return name
+
+
 def sha256(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
@@ -232,4 +229,4 @@ def receiver() -> Iterator[Receiver]:
 @pytest.fixture
 def exports(certify_api: CertifyAPI, receiver: Receiver) -> Exports:
     token_secret(certify_api)
-    return Exports(certify_api, Clock(), receiver)
+    return Exports(certify_api, JobClock(), receiver)

@@ -13,6 +13,7 @@ from tests.operator.certify.report_export_harness import (
     Exports,
     exports,
     finished_certification,
+    one_export,
     policy,
     receiver,
 )
@@ -20,19 +21,11 @@ from tests.operator.certify.report_export_harness import (
 __all__ = ["exports", "receiver"]  # the fixtures these tests use
 
 
-def _one_export(ex: Exports, **retry: object) -> str:
-    finished_certification(ex.api, "cert-a", ex.clock.now())
-    policy(ex.api, ex.receiver.url, retry=retry or None)
-    [made] = ex.register()
-    name: str = made["metadata"]["name"]
-    return name
-
-
 def test_a_new_retry_nonce_starts_a_cycle_with_the_same_payload_key_and_count(
     exports: Exports,
 ) -> None:
     exports.receiver.script = ["500", "500", "500"]
-    name = _one_export(exports, maxAttempts=2, initialBackoff="5s", maxBackoff="5s")
+    name = one_export(exports, maxAttempts=2, initialBackoff="5s", maxBackoff="5s")
     exports.drive(name)
     exports.clock.advance(5)
     exports.drive(name)
@@ -63,7 +56,7 @@ def test_the_same_nonce_again_or_one_on_a_succeeded_export_starts_nothing(
     exports: Exports,
 ) -> None:
     exports.receiver.script = ["400"]
-    name = _one_export(exports)
+    name = one_export(exports)
     exports.drive(name)
     exports.patch_spec(name, {"retryNonce": "n1"})
     exports.drive(name)
@@ -79,7 +72,7 @@ def test_a_nonce_changed_while_a_cycle_runs_is_recorded_and_restarts_nothing(
     exports: Exports,
 ) -> None:
     exports.receiver.script = ["500", "500"]
-    name = _one_export(exports, maxAttempts=2, initialBackoff="5s", maxBackoff="5s")
+    name = one_export(exports, maxAttempts=2, initialBackoff="5s", maxBackoff="5s")
     exports.drive(name)
     exports.patch_spec(name, {"retryNonce": "early"})
     exports.clock.advance(5)
@@ -92,7 +85,7 @@ def test_a_nonce_changed_while_a_cycle_runs_is_recorded_and_restarts_nothing(
 
 def test_cancel_stops_a_delivery_between_attempts(exports: Exports) -> None:
     exports.receiver.script = ["500"]
-    name = _one_export(exports)
+    name = one_export(exports)
     assert exports.drive(name) == 10.0
     exports.patch_spec(name, {"cancel": True})
     exports.clock.advance(10)
@@ -108,7 +101,7 @@ def test_cancel_stops_a_delivery_between_attempts(exports: Exports) -> None:
 
 
 def test_the_spec_is_frozen_but_for_cancel_and_retry_nonce(exports: Exports) -> None:
-    name = _one_export(exports)
+    name = one_export(exports)
     path = exports.api.path("reportexports", name)
     for change in (
         {"webhook": {"url": "https://elsewhere.example/hook"}},
@@ -149,7 +142,7 @@ def test_retention_deletes_a_finished_export_and_its_snapshot(exports: Exports) 
 
 def test_plain_http_is_refused_unless_the_operator_allows_it(exports: Exports) -> None:
     exports.restart(allow_plain_http=False)
-    name = _one_export(exports)
+    name = one_export(exports)
     exports.drive(name)
     status = exports.status(name)
     assert (status["phase"], status["reason"]) == ("Failed", "PlainHTTPRefused")
@@ -166,7 +159,7 @@ def test_plain_http_is_refused_unless_the_operator_allows_it(exports: Exports) -
 
 
 def test_an_export_whose_spec_breaks_the_bounds_fails_without_sending(exports: Exports) -> None:
-    name = _one_export(exports)
+    name = one_export(exports)
     body = exports.export(name)
     # Written past the policy (the API server checks the durations' syntax, not their bounds).
     body["spec"]["retry"] = {**body["spec"]["retry"], "initialBackoff": "10m", "maxBackoff": "1m"}
@@ -180,7 +173,7 @@ def test_an_export_whose_spec_breaks_the_bounds_fails_without_sending(exports: E
 
 
 def test_a_cancel_landing_during_an_attempt_keeps_that_attempts_answer(exports: Exports) -> None:
-    name = _one_export(exports)
+    name = one_export(exports)
 
     def post_while_cancelled(*args: Any) -> Answer:
         exports.patch_spec(name, {"cancel": True})  # the status write after it conflicts

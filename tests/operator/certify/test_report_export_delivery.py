@@ -15,8 +15,7 @@ from tests.operator.certify.report_export_harness import (
     TOKEN,
     Exports,
     exports,
-    finished_certification,
-    policy,
+    one_export,
     receiver,
     report_doc,
     sha256,
@@ -25,20 +24,11 @@ from tests.operator.certify.report_export_harness import (
 __all__ = ["exports", "receiver"]  # the fixtures these tests use
 
 
-def _one_export(ex: Exports, **retry: object) -> str:
-    finished_certification(ex.api, "cert-a", ex.clock.now())
-    policy(ex.api, ex.receiver.url, retry=retry or None)
-    made = ex.register()
-    assert len(made) == 1
-    name: str = made[0]["metadata"]["name"]
-    return name
-
-
 def test_a_report_is_delivered_once_with_the_snapshot_bytes_key_and_token(
     exports: Exports, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    name = _one_export(exports)
+    name = one_export(exports)
     cert = exports.api.get("certifications", "cert-a")
     assert cert is not None
     uid = cert["metadata"]["uid"]
@@ -83,7 +73,7 @@ def test_a_report_is_delivered_once_with_the_snapshot_bytes_key_and_token(
 
 def test_a_5xx_is_retried_after_the_backoff_the_status_schedules(exports: Exports) -> None:
     exports.receiver.script = ["500", "503"]
-    name = _one_export(exports, initialBackoff="10s", maxBackoff="15m")
+    name = one_export(exports, initialBackoff="10s", maxBackoff="15m")
 
     assert exports.drive(name) == 10.0
     status = exports.status(name)
@@ -114,7 +104,7 @@ def test_a_5xx_is_retried_after_the_backoff_the_status_schedules(exports: Export
 
 def test_the_backoff_is_capped_at_max_backoff(exports: Exports) -> None:
     exports.receiver.script = ["500"] * 5
-    name = _one_export(exports, initialBackoff="10s", maxBackoff="30s")
+    name = one_export(exports, initialBackoff="10s", maxBackoff="30s")
     waits = []
     for _ in range(4):
         wait = exports.drive(name)
@@ -127,7 +117,7 @@ def test_the_backoff_is_capped_at_max_backoff(exports: Exports) -> None:
 @pytest.mark.parametrize("answer", ["408", "429"])
 def test_408_and_429_are_retried(exports: Exports, answer: str) -> None:
     exports.receiver.script = [answer]
-    name = _one_export(exports)
+    name = one_export(exports)
     assert exports.drive(name) == 10.0
     assert exports.status(name)["lastHTTPStatus"] == int(answer)
     exports.clock.advance(10)
@@ -137,7 +127,7 @@ def test_408_and_429_are_retried(exports: Exports, answer: str) -> None:
 
 def test_a_400_fails_the_export_at_once(exports: Exports) -> None:
     exports.receiver.script = ["400"]
-    name = _one_export(exports)
+    name = one_export(exports)
     exports.drive(name)
     status = exports.status(name)
     assert (status["phase"], status["reason"], status["lastHTTPStatus"]) == (
@@ -156,7 +146,7 @@ def test_a_400_fails_the_export_at_once(exports: Exports) -> None:
 
 def test_max_attempts_spent_fails_the_export(exports: Exports) -> None:
     exports.receiver.script = ["500"] * 10
-    name = _one_export(exports, maxAttempts=3, initialBackoff="1s", maxBackoff="1s")
+    name = one_export(exports, maxAttempts=3, initialBackoff="1s", maxBackoff="1s")
     for _ in range(2):
         assert exports.drive(name) == 1.0
         exports.clock.advance(1)
@@ -169,7 +159,7 @@ def test_max_attempts_spent_fails_the_export(exports: Exports) -> None:
 
 def test_a_cycle_ends_when_its_next_attempt_would_pass_max_elapsed_time(exports: Exports) -> None:
     exports.receiver.script = ["500"] * 10
-    name = _one_export(exports, initialBackoff="40s", maxBackoff="40s", maxElapsedTime="1m")
+    name = one_export(exports, initialBackoff="40s", maxBackoff="40s", maxElapsedTime="1m")
     assert exports.drive(name) == 40.0
     exports.clock.advance(40)
     # The second attempt (at 40 s) fits the minute; a third (at 80 s) would not.
@@ -181,7 +171,7 @@ def test_a_cycle_ends_when_its_next_attempt_would_pass_max_elapsed_time(exports:
 
 def test_a_missing_token_secret_fails_the_export_without_sending(exports: Exports) -> None:
     exports.api.http.delete("/api/v1/namespaces/default/secrets/fleetdb-token")
-    name = _one_export(exports)
+    name = one_export(exports)
     exports.drive(name)
     status = exports.status(name)
     assert (status["phase"], status["reason"]) == ("Failed", "Refused")
@@ -191,7 +181,7 @@ def test_a_missing_token_secret_fails_the_export_without_sending(exports: Export
 
 def test_a_refused_connection_is_retried(exports: Exports) -> None:
     exports.receiver.script = ["refuse"]
-    name = _one_export(exports)
+    name = one_export(exports)
     assert exports.drive(name) == 10.0
     status = exports.status(name)
     assert status["phase"] == "Pending" and "lastHTTPStatus" not in status

@@ -1,39 +1,28 @@
 """A ReportExport over HTTPS (specs/certify.md §2.9): the receiver's certificate verified
 against the policy's ``caBundle`` (a private CA), and refused — retried, never sent in the
 clear — when nothing it trusts signed it. The certificate is a self-signed one made by openssl
-for 127.0.0.1, as tests/sinks/test_webhook.py makes its own."""
+for 127.0.0.1 (tests/sinks/receiver.py's self_signed)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.operator.certify.conftest import CertifyAPI
+from tests.operator.certify.conftest import CertifyAPI, JobClock
 from tests.operator.certify.report_export_harness import (
-    Clock,
     Exports,
     finished_certification,
     policy,
     token_secret,
 )
-from tests.sinks.receiver import Receiver
+from tests.sinks.receiver import Receiver, self_signed
 
 
 @pytest.fixture
 def tls(tmp_path: Path) -> Iterator[tuple[Receiver, str]]:
-    openssl = shutil.which("openssl")
-    assert openssl is not None, "these tests make their certificate with openssl"
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+    cert, key = self_signed(tmp_path)
     r = Receiver().start(tls=(cert, key))
     try:
         yield r, cert.read_text()
@@ -43,7 +32,7 @@ def tls(tmp_path: Path) -> Iterator[tuple[Receiver, str]]:
 
 def _export(api: CertifyAPI, receiver: Receiver, ca_bundle: str | None) -> tuple[Exports, str]:
     token_secret(api)
-    ex = Exports(api, Clock(), receiver, allow_plain_http=False)
+    ex = Exports(api, JobClock(), receiver, allow_plain_http=False)
     finished_certification(api, "cert-a", ex.clock.now())
     made = policy(api, receiver.url)
     if ca_bundle is not None:
