@@ -127,23 +127,12 @@ def observe(
     attempt: int,
     pod_name: str,
     started_at: datetime | None,
+    *,
+    put: bool = True,
 ) -> TestResult:
     """Make sure the result and this attempt are open; set startedAt from the first attempt
-    that actually started (never from creation). Writes only when something changed."""
-    result, changed = _opened(ctx, test, nodes, attempt, pod_name, started_at)
-    return ctx.book.put(result) if changed else result
-
-
-def _opened(
-    ctx: Pass,
-    test: PlannedTest,
-    nodes: list[str],
-    attempt: int,
-    pod_name: str,
-    started_at: datetime | None,
-) -> tuple[TestResult, bool]:
-    """The result as :func:`observe` leaves it, and whether that differs from the book's: not
-    yet put in the book (:func:`complete` puts only what the attempt decided)."""
+    that actually started (never from creation). Writes only when something changed; with
+    ``put`` False not even then (:func:`complete` puts only what the attempt decided)."""
     existing = ctx.book.get(test.name, nodes[0])
     if existing is not None and existing.attempts:
         last = existing.attempts[-1]
@@ -153,7 +142,7 @@ def _opened(
             and (not pod_name or last.pod_name == pod_name)
             and (existing.started_at is not None or started_at is None)
         ):
-            return existing, False  # already open as it should be: the common pass
+            return existing  # already open as it should be: the common pass changes nothing
     result = existing if existing is not None else fresh_result(ctx.memory, test, nodes, started_at)
     changed = existing is None
     if result.started_at is None and started_at is not None:
@@ -180,8 +169,9 @@ def _opened(
             attempts[-1] = copied(current, fix)
             changed = True
     if not changed:
-        return result, False
-    return copied(result, {"attempts": attempts}), True
+        return result
+    opened = copied(result, {"attempts": attempts})
+    return ctx.book.put(opened) if put else opened
 
 
 def _state(result: TestResult) -> UnitState:
@@ -269,7 +259,7 @@ def complete(
     finished_at = ended_at or ctx.now
     # Opened as observe opens it, and put in the book once, as the attempt decided (putting
     # the opened result first, to replace it at once, was two puts and two copies a unit).
-    result, _ = _opened(ctx, test, nodes, attempt, pod_name, started_at)
+    result = observe(ctx, test, nodes, attempt, pod_name, started_at, put=False)
     spec = test.spec
     step = complete_attempt(
         _state(result),
