@@ -86,6 +86,8 @@ def read_pod(
         old = logs.read_log(
             client, namespace, name, container, since_time=cursor.since_time(), previous=True
         )
+        # An instance the kubelet no longer keeps (two restarts since the cursor) cannot be read
+        # again by waiting: its rest is lost, and the new instance is read rather than none.
         if old is not None:
             got = advance(old, cursor, final=True)
             lines += got.lines
