@@ -98,5 +98,15 @@ def run_workload(
         None,
         tuple(runs),
         tuple(dedupe(failed)),
-        f"{len(bad)} groups failed across {iterations} iterations" if bad else "",
+        _why(bad),
     )
+
+
+def _why(bad: Sequence[GroupRun]) -> str:
+    """The failure reason: why the first failed job failed (the Workflow's Failed message
+    already counts the groups and iterations, :func:`~glimmer.operator.certify.workflow.
+    failed_message`), and how many more failed."""
+    if not bad:
+        return ""
+    more = f" (and {len(bad) - 1} more failed jobs)" if len(bad) > 1 else ""
+    return f"{bad[0].name}: {bad[0].reason}{more}"
