@@ -68,12 +68,16 @@ def cluster_of(client: Client, name: str = "") -> Cluster:
     return Cluster(name=name, uid=str((found.get("metadata") or {}).get("uid") or ""))
 
 
-def secret_token(client: Client, namespace: str, ref: SecretKeySelector) -> Callable[[], str]:
-    """The bearer token of ``ref`` in ``namespace``, read from the API at each send."""
+def secret_token(
+    client: Client, namespace: str, ref: SecretKeySelector, field: str = "tokenSecretRef"
+) -> Callable[[], str]:
+    """The bearer token of ``ref`` in ``namespace``, read from the API at each send; ``field``
+    is the spec field that holds ``ref``, as errors name it (a BurnInSink's ``tokenSecretRef``,
+    a ReportExport's ``bearerTokenSecretRef``)."""
 
     def token() -> str:
         if not ref.name:
-            raise DeliveryError("tokenSecretRef names no Secret", permanent=True)
+            raise DeliveryError(f"{field} names no Secret", permanent=True)
         try:
             with api_call(f"get Secret {namespace}/{ref.name}"):
                 found = as_dict(client.get(Secret, ref.name, namespace=namespace))

@@ -54,7 +54,7 @@ def post(
 ) -> Answer:
     """POST ``body`` to ``webhook`` once (the token from ``namespace``'s Secret)."""
     ref = webhook.bearer_token_secret_ref
-    token = secret_token(client, namespace, ref) if ref is not None else None
+    token = None if ref is None else secret_token(client, namespace, ref, "bearerTokenSecretRef")
     try:
         sink = _sink(webhook, ident, token)
     except (ssl.SSLError, OSError, InputError) as e:
