@@ -127,6 +127,12 @@ class ReplaySubstrate:
         self.iteration = number
 
     @property
+    def asked(self) -> list[tuple[str, Job]]:
+        """The keys and jobs this replay asked for, in the order the core asked (a Workflow's
+        status reads a diagnosis's stages and rounds from it)."""
+        return list(self._keys.items())
+
+    @property
     def name(self) -> str:
         return self._name
 

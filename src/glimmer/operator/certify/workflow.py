@@ -68,6 +68,7 @@ from glimmer.certify.result import (
 from glimmer.certify.run import Targeted, run_category
 from glimmer.engine.backend import Conflict
 from glimmer.errors import InputError
+from glimmer.operator.certify import workflow_diagnose
 from glimmer.operator.certify.certification_build import controlled_by, controller_ref
 from glimmer.operator.certify.certification_conditions import (
     FAILED,
@@ -187,6 +188,8 @@ class WorkflowController:
                 category, options=dataclasses.replace(category.options, iterations=wanted)
             )
         progress = Progress(substrate, total_iterations(spec, category))
+        # §7.4: a diagnosis's status follows its stages (each one an iteration of the status).
+        diagnosing = category is not None and category.options.test_scale == "diagnose"
         try:
             if category is not None:
                 result = run_category(substrate, category, list(target.nodes), 0, progress.begin)
@@ -197,7 +200,11 @@ class WorkflowController:
         except JobsPending as pending:
             wf = live[0]
             started = progress.current > current_iteration(status)
-            status["orchestration"] = progress.status(status, ledger.jobs())
+            jobs = ledger.jobs()
+            status["orchestration"] = progress.status(status, jobs)
+            if diagnosing:
+                live_diagnose = workflow_diagnose.running(substrate.asked, jobs)
+                status["orchestration"].update(live_diagnose)
             if started:
                 # §3.2 handleIterationComplete: the last iteration is done, this one starts.
                 message = (
@@ -212,13 +219,20 @@ class WorkflowController:
             message = f"{running} job(s) running, {substrate.finished} finished"
             if progress.total > 1:
                 message = f"Iteration {progress.current}/{progress.total}: {message}"
+            if diagnosing:
+                at = live_diagnose["diagnose"]
+                message = (
+                    f"Diagnose {at.get('stage', 'starting')}, round {at['round'] + 1}: {message}"
+                )
             self._write(wf, status, IN_PROGRESS, "JobsRunning", message)
             return min(self.poll, HOLD_POLL) if held else self.poll
         except JobNameCollision as e:
             raise Refused("JobNameCollision", str(e)) from None
         except InputError as e:  # what the nodes declare (a fabric label) the core refuses
             raise Refused("InvalidInput", str(e)) from None
-        self._complete(live[0], status, spec, target, platform, result, progress, ledger.jobs())
+        self._complete(
+            live[0], status, spec, target, platform, result, progress, ledger.jobs(), diagnosing
+        )
         return None
 
     def _discovered(self, wf: Obj, status: Obj) -> tuple[Targeted | None, str]:
@@ -349,6 +363,7 @@ class WorkflowController:
         result: CategoryResult,
         progress: Progress,
         jobs: Mapping[str, Obj],
+        diagnosing: bool,
     ) -> None:
         namespace = str(meta(wf).get("namespace") or "default")
         uid = str(meta(wf).get("uid") or "")
@@ -407,9 +422,13 @@ class WorkflowController:
             "nodesPerJob": result.nodes_per_job,
             "totalGroups": len(result.groups),
         }
+        if diagnosing:
+            status["orchestration"].update(
+                workflow_diagnose.finished(progress.substrate.asked, jobs)
+            )
         if result.isolation is not None:
             status["orchestration"]["diagnose"] = {
-                "stage": "complete",
+                "stage": workflow_diagnose.COMPLETE,
                 "round": result.isolation.rounds,
                 "healthyNodes": healthy,
                 "confirmedFaultyNodes": sorted(bad),
