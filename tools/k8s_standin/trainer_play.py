@@ -21,8 +21,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+# A waiting pod looks for its file every POLL_S at first, backing off to POLL_MAX_S: hundreds of
+# pods of a large cluster wait at once, and 50 looks a second each would be the machine's load.
 POLL_S = 0.02
+POLL_MAX_S = 0.25
 OOM_KILLED = "OOMKilled"
+ORPHANED = 143  # as a container killed with SIGTERM exits
+
+
+class Orphaned(Exception):
+    """The kubelet stand-in that started this pod is gone, or its plan's directory is: nobody
+    will write the file waited for, nor read what this pod prints."""
 
 
 def done_path(plan: Path) -> Path:
@@ -30,8 +39,19 @@ def done_path(plan: Path) -> Path:
 
 
 def _wait_for(path: Path) -> None:
+    """Until ``path`` exists; :class:`Orphaned` once the process that started this one has
+    died (this one is re-parented) or ``path``'s directory was removed (the cluster was torn
+    down): a pod left behind by a killed test or bench must not wait for ever."""
+    parent = os.getppid()
+    pause = POLL_S
+    had_dir = False  # the stand-in makes the directory with the first plan it writes
     while not path.is_file():
-        time.sleep(POLL_S)
+        has_dir = path.parent.is_dir()
+        if os.getppid() != parent or (had_dir and not has_dir):
+            raise Orphaned(str(path))
+        had_dir = has_dir
+        time.sleep(pause)
+        pause = min(pause * 1.5, POLL_MAX_S)
 
 
 def _read(plan: Path) -> dict[str, Any]:
@@ -72,7 +92,11 @@ def main(argv: list[str]) -> int:
         return 2
     plan = Path(argv[0])
     reason = Path(argv[2]) if len(argv) == 3 else None
-    return lead(plan, reason) if argv[1] == "lead" else follow(plan)
+    try:
+        return lead(plan, reason) if argv[1] == "lead" else follow(plan)
+    except Orphaned as e:
+        sys.stderr.write(f"stand-in pod orphaned waiting for {e}: exiting\n")
+        return ORPHANED
 
 
 if __name__ == "__main__":
