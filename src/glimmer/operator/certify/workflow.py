@@ -91,6 +91,11 @@ from glimmer.operator.certify.dependencies import delete_in_reverse as delete_de
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
 from glimmer.operator.certify.workflow_discovery import Refused, category_of, discover
 from glimmer.operator.certify.workflow_drain import HOLD_POLL, HeldLedger, drain_hardware_failed
+from glimmer.operator.certify.workflow_iteration_deps import (
+    IterationNotDrained,
+    clean_earlier,
+    for_iteration,
+)
 from glimmer.operator.certify.workflow_iterations import (
     Progress,
     current_iteration,
@@ -170,7 +175,12 @@ class WorkflowController:
         # The Workflow as last written: recording a job's copies moves its resourceVersion.
         live = [wf]
         runnable = {**wf, "spec": spec}
-        ledger = JobLedger(self.cluster.client, runnable, self._spec_for(runnable, status, live))
+        # A Job's iteration is the one the core is in when it asks (late-bound: the substrate
+        # is built over the ledger, the ledger over this builder).
+        spec_for = self._spec_for(
+            runnable, status, live, lambda: substrate.iteration, lambda: ledger.jobs()
+        )
+        ledger = JobLedger(self.cluster.client, runnable, spec_for)
         held = drain_hardware_failed(self.cluster, ledger.jobs(), self.now())
         substrate = ReplaySubstrate(
             list(target.nodes),
@@ -323,7 +333,12 @@ class WorkflowController:
         return {**spec, "jobTemplate": {**(spec.get("jobTemplate") or {}), "spec": checked}}
 
     def _spec_for(
-        self, wf: Obj, status: Obj, live: list[Obj]
+        self,
+        wf: Obj,
+        status: Obj,
+        live: list[Obj],
+        iteration: Callable[[], int],
+        jobs: Callable[[], Mapping[str, Obj]],
     ) -> Callable[[str, Job, tuple[str, ...]], Mapping[str, Any]]:
         """The ledger's Job spec builder: the job's own dependency copies created first, each
         recorded in ``status.dependencyRefs`` (written, ``live[0]`` the Workflow after it)
@@ -331,13 +346,29 @@ class WorkflowController:
         and that write left the copy unrecorded for good: the next replay finds the Job and
         never asks for its spec again, and deletion goes by the refs. (Deletion could instead
         list every dependency kind by this Workflow's identity, but that needs a list grant on
-        each kind a catalog may name; a ref to a copy never created is skipped on deletion.)"""
+        each kind a catalog may name; a ref to a copy never created is skipped on deletion.)
+        A Job of a later iteration is built only once the copies of the earlier ones are gone
+        (:mod:`.workflow_iteration_deps`)."""
         name = str(meta(wf).get("name"))
+        # Per iteration, this pass: None once its predecessors' copies are gone, else why not.
+        cleaned: dict[int, IterationNotDrained | None] = {}
 
         def spec_for(key: str, job: Job, nodes: tuple[str, ...]) -> Mapping[str, Any]:
+            n = iteration()
+            if n > 1 and n not in cleaned:
+                refs = status.get("dependencyRefs") or []
+                try:
+                    clean_earlier(self.cluster, live[0], refs, jobs(), n, self.now)
+                    cleaned[n] = None
+                except IterationNotDrained as e:
+                    cleaned[n] = e
+            waiting = cleaned.get(n)
+            if waiting is not None:
+                raise waiting
             parts = job_parts(name, wf["spec"], key, job, nodes)
             old = status.get("dependencyRefs") or []
-            merged = _merge_refs(old, planned_refs(parts.dependencies, wf, "job", key))
+            planned = planned_refs(parts.dependencies, wf, "job", key)
+            merged = _merge_refs(old, for_iteration(planned, n))
             if merged != old:
                 status["dependencyRefs"] = merged
                 live[0] = self.cluster.write_status(WORKFLOWS, {**live[0], "status": dict(status)})
