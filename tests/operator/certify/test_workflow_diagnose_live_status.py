@@ -18,7 +18,6 @@ from glimmer.certify.isolate_types import Stage
 from glimmer.certify.report_names import result_name
 from glimmer.operator.certify.workflow_diagnose import stage_of
 from tests.operator.certify.cluster_harness import (
-    CATEGORIES,
     CERTS,
     CONFIGMAPS,
     JOBS,
@@ -33,6 +32,11 @@ from tests.operator.certify.cluster_harness import (
 )
 
 WORKFLOWS = f"/apis/certify.glimmer.ai/v1alpha1/namespaces/{NS}/workflows"
+DIAGNOSE = {
+    "domain": "communication",
+    "variant": "nccl-all-reduce",
+    "options": {"testScale": "diagnose"},
+}
 ALL = [f"hgx-su000-node-{i:04d}" for i in range(16)]
 ORDER = [*(str(s) for s in Stage), "complete"]
 
@@ -55,7 +59,7 @@ def test_a_running_diagnosis_shows_its_stages_in_order_and_ends_complete(
         operator_in_thread(cluster, monkeypatch),
         httpx.Client(base_url=cluster.url, timeout=30) as http,
     ):
-        made = http.post(CERTS, content=certification_text(categories=CATEGORIES[:1]))
+        made = http.post(CERTS, content=certification_text(categories=[DIAGNOSE]))
         assert made.status_code == 201, made.text
         # Sampled as fast as the API answers; the deadline only bounds a broken run.
         deadline = time.monotonic() + 300

@@ -67,7 +67,6 @@ def stages_of(asked: Sequence[tuple[str, Job]]) -> Stages:
     runs: list[StageRun] = []
     rounds = 0
     call: tuple[Stage, str] | None = None
-    names: set[str] = set()  # the groups of the current call
     busy: set[str] = set()  # the nodes of the current wave
     for key, job in asked:
         group = group_of(job)
@@ -79,17 +78,16 @@ def stages_of(asked: Sequence[tuple[str, Job]]) -> Stages:
         else:
             runs.append(StageRun(stage, (key,)))
         nodes = set(nodes_of(job))
-        # A new call (a stage, a bisection round, or a boundary probe's next round, which asks
-        # for the same mix names again) always opens a wave; within a call a shared node does.
+        # A new call (a stage, a bisection round) always opens a wave; within a call a shared
+        # node does (a boundary probe's next round narrows the last one's nodes, so it shares).
         this = _call_of(group, stage)
-        if this != call or group in names:
-            call, names, busy = this, set(), set()
+        if this != call:
+            call, busy = this, set()
             rounds += 1
         elif not busy.isdisjoint(nodes):
             busy = set()
             rounds += 1
         busy |= nodes
-        names.add(group)
     return Stages(tuple(runs), rounds)
 
 
