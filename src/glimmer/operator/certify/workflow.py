@@ -16,11 +16,14 @@ One reconcile reads the Workflow live and:
 4. the workflow-scoped dependencies ensured in topological order (idempotent);
 5. a Job the health check failed (HardwareFailed, still running) → its workload deleted, the
    group held until its pods are gone (:mod:`.workflow_drain`);
-6. the core replayed (:mod:`.workflow_run`): Jobs pending → the groups' progress written, the
-   next reconcile on a Job event or the safety-net poll; the core done → the node-result
-   ConfigMaps, ``<workflow>-result``, and ``Succeeded/JobCompleted`` or ``Failed`` with
-   ``JobHardwareFailed`` / ``JobValidationFailed`` / ``IterationsFailed`` (and
-   ``ValidationFailed=True`` when a failed Job failed its thresholds).
+6. the core replayed (:mod:`.workflow_run`): Jobs pending → the groups' progress written (a
+   diagnosis: its stage, round and the stage's groups, :mod:`.workflow_diagnose`), the next
+   reconcile on a Job event or the safety-net poll; a later iteration's first Job waits until
+   the earlier iterations' own dependency copies are gone (:mod:`.workflow_iteration_deps`);
+   the core done → the node-result ConfigMaps, ``<workflow>-result``, and
+   ``Succeeded/JobCompleted`` or ``Failed`` with ``JobHardwareFailed`` /
+   ``JobValidationFailed`` / ``IterationsFailed`` (and ``ValidationFailed=True`` when a failed
+   Job failed its thresholds).
 
 Terminal failures are written as conditions, never raised; anything else raised (an API error,
 a lost race) is retried by the caller from a fresh read.

@@ -7,7 +7,9 @@ The core runs the iterations (:func:`glimmer.certify.run.run_category`); a repla
 :class:`Progress` which one it reached, and the substrate says which iteration asked for each
 Job (:attr:`~glimmer.certify.replay.ReplaySubstrate.iteration_of`). Unlike §3.2, an iteration's
 Jobs are not deleted when the next starts: they are the replay's ledger, and the next replay
-reads their outcomes again (they go with the Workflow, as every Job does).
+reads their outcomes again (they go with the Workflow, as every Job does). Their own
+dependency copies do go before the next iteration's Jobs (:mod:`.workflow_iteration_deps`).
+A diagnosis runs once; its status counts stages instead (:mod:`.workflow_diagnose`).
 """
 
 from __future__ import annotations
