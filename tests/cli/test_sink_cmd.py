@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -119,14 +118,19 @@ def test_serve_answers_metrics_from_a_folder_sink_and_catches_up(tmp_path: Path)
     assert f"127.0.0.1:{port}/metrics" in proc.stderr.read().decode()
 
 
-def _receiver(script: list[str], tls: tuple[Path, Path] | None = None) -> Any:
-    # The real HTTP receiver of the sink tests, on 127.0.0.1.
+def _receiver_module() -> Any:
+    """tests/sinks/receiver.py: the sink tests' real HTTP receiver and its certificate maker."""
     sys.path.insert(0, str(REPO / "tests" / "sinks"))
     try:
-        from receiver import Receiver
+        import receiver
     finally:
         sys.path.pop(0)
-    return Receiver(script=script).start(tls)
+    return receiver
+
+
+def _receiver(script: list[str], tls: tuple[Path, Path] | None = None) -> Any:
+    # The real HTTP receiver of the sink tests, on 127.0.0.1.
+    return _receiver_module().Receiver(script=script).start(tls)
 
 
 def test_flush_resends_what_is_owed_to_a_receiver_that_refuses_then_accepts(
@@ -196,16 +200,7 @@ def test_flush_refuses_bad_input_with_exit_2(
 def test_flush_verifies_a_private_ca_given_with_sink_ca(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl is not installed: no self-signed certificate to test TLS with")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+    cert, key = _receiver_module().self_signed(tmp_path)
     receiver = _receiver([], tls=(cert, key))
     try:
         spec = f"webhook={receiver.url}"

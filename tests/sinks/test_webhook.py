@@ -4,14 +4,12 @@ the signature, which answers are retried, and TLS verification on by default."""
 from __future__ import annotations
 
 import logging
-import shutil
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from receiver import Receiver
+from receiver import Receiver, self_signed
 from sink_doubles import FakeClock, an_envelope
 
 from glimmer.sinks.base import encode
@@ -116,16 +114,7 @@ def test_nothing_listening_is_a_retryable_failure(clock: FakeClock) -> None:
 
 @pytest.fixture
 def tls_receiver(tmp_path: Path) -> Iterator[tuple[Receiver, Path]]:
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl is not installed: no self-signed certificate to test TLS with")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+    cert, key = self_signed(tmp_path)
     r = Receiver().start(tls=(cert, key))
     try:
         yield r, cert
