@@ -127,14 +127,23 @@ def test_a_training_job_with_nvlink_off_sets_the_env_and_copies_its_dependencies
     trainer = parts.spec["workload"]["trainJob"]["trainer"]
     assert {"name": "NCCL_MNNVL_ENABLE", "value": "0"} in trainer["env"]
     assert trainer["numNodes"] == 2
-    # The runtime and what it mounts are this Job's own copies, named per §1.3.
+    # The runtime, what it mounts and the ComputeDomain whose channel it claims are this Job's
+    # own copies, named per §1.3, the channel with them.
     suffix = job_scoped_suffix(wf_name, key)
     assert suffix == f"-{short_hash(wf_name)}-{key[-5:]}"  # the key was cut to 35
     names = [d["metadata"]["name"] for d in parts.dependencies]
     assert names == [
         truncate(f"{n}{suffix}", 63)
-        for n in ("nemotron5-8b-runtime", "nemotron5-8b-config", "nemotron5-8b-pvc")
+        for n in (
+            "nemotron5-8b-runtime",
+            "nemotron5-8b-config",
+            "nemotron5-8b-pvc",
+            "nemotron5-8b-compute-domain",
+        )
     ]
+    channel = truncate(f"nemotron5-8b-compute-domain-channel{suffix}", 63)
+    domain = parts.dependencies[3]["spec"]["channel"]["resourceClaimTemplate"]["name"]
+    assert domain == channel and channel in json.dumps(parts.dependencies[0])
     assert parts.spec["workload"]["trainJob"]["runtimeRef"]["name"] == names[0]
     assert parts.spec["checkpoint"]["maxRestarts"] == 3  # the core's job allows 3
     # A torch job has no launcher: no blanket toleration without taint selectors.

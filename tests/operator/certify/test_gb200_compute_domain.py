@@ -4,12 +4,12 @@ NVIDIA's ComputeDomain driver): ``nccl-all-reduce`` at testScale intra-rack over
 GB200 nodes, one of them planted with ``gpu_fallen_off_bus``.
 
 The catalog gives a GB200 category a ComputeDomain and the runtime that claims its channel
-(§4.8). The operator creates the ComputeDomain, waits until the driver has made the channel's
-ResourceClaimTemplate before it creates the Job (§3.2: a dependency not ready -> requeue), the
-pods claim the channel and run on the rack's NVLink domain, and deleting the Certification
-deletes the dependencies in reverse creation order once the Job and its pods are gone
-(ADR-053). The report names the same node with the same reason and message as
-``glimmer certify run --backend sim`` on the same fleet and fault."""
+(§4.8); both are copied per Job (§3.4). The operator creates each Job's ComputeDomain, waits
+until the driver has made the channel's ResourceClaimTemplate before it creates the Job (§3.2: a
+dependency not ready -> requeue), the pods claim their Job's channel and run on the rack's
+NVLink domain, and deleting the Certification deletes the dependencies in reverse creation order
+once the Jobs and their pods are gone (ADR-053). The report names the same node with the same
+reason and message as ``glimmer certify run --backend sim`` on the same fleet and fault."""
 
 from __future__ import annotations
 
@@ -121,8 +121,8 @@ def test_a_gb200_certification_creates_waits_for_uses_and_deletes_its_compute_do
         assert made.status_code == 201, made.text
         eventually(lambda: terminal(http, NAME), "the GB200 certification finished")
         doc = report(http, NAME)
-        (domain,) = (get(http, DOMAINS) or {})["items"]
-        (template,) = (get(http, TEMPLATES) or {})["items"]
+        domains = (get(http, DOMAINS) or {})["items"]
+        templates = (get(http, TEMPLATES) or {})["items"]
         pods = [
             p
             for p in (get(http, f"/api/v1/namespaces/{NS}/pods") or {})["items"]
@@ -153,44 +153,63 @@ def test_a_gb200_certification_creates_waits_for_uses_and_deletes_its_compute_do
     assert doc["totalNodes"] == sim_doc["totalNodes"] == len(RACK)
     assert doc["categories"][0]["mnnvl"] is True
 
-    # The driver made the channel the catalog's ComputeDomain names, labelled with its UID.
-    channel = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
-    assert template["metadata"]["name"] == channel
-    assert (
-        template["metadata"]["labels"]["resource.nvidia.com/computeDomain"]
-        == (domain["metadata"]["uid"])
-    )
-    assert domain["status"]["status"] == "Ready"
-    # Every pod claimed that channel and ran on the rack (its NVLink domain).
+    # Each Job had its own ComputeDomain (§3.4 rule (b): it shares the channel template the
+    # runtime claims), and the driver made each one's channel, labelled with its UID.
+    made = [e for e in entries if e["method"] == "POST" and e["status"] == 201]
+    jobs_made = [i for i, e in enumerate(made) if e["resource"] == "jobs"]
+    assert len(domains) == len(jobs_made) > 1
+    by_name = {t["metadata"]["name"]: t for t in templates}
+    channels = set()
+    for domain in domains:
+        channel = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
+        assert channel.startswith("nccl-all-reduce-compute-domain-channel-"), channel
+        labels = by_name[channel]["metadata"]["labels"]
+        assert labels["resource.nvidia.com/computeDomain"] == domain["metadata"]["uid"]
+        assert domain["status"]["status"] == "Ready"
+        channels.add(channel)
+    assert len(channels) == len(domains) == len(templates)
+    # Every pod claimed one of those channels and ran on the rack (its NVLink domain).
     claimed = {c["resourceClaimTemplateName"] for p in pods for c in p["spec"]["resourceClaims"]}
-    assert pods and claimed == {channel}
+    assert pods and claimed <= channels
     assert {p["spec"]["nodeName"] for p in pods} <= set(RACK)
 
-    # Created, then waited for: the operator's Job came only after the driver's template.
-    domain_made = _first(entries, method="POST", resource="computedomains", status=201)
-    template_made = _first(
-        entries, method="POST", resource="resourceclaimtemplates", user_agent=DRA_AGENT
-    )
-    job_made = _first(entries, method="POST", resource="jobs", status=201)
-    train_job_made = _first(entries, method="POST", resource="trainjobs", status=201)
-    assert domain_made < template_made < job_made < train_job_made
-    assert entries[template_made]["time"] - entries[domain_made]["time"] >= DRIVER_DELAY_S
+    # Created, then waited for: the k-th Job came only after the driver had made k channels,
+    # and the first channel at least the driver's delay after the first domain.
+    templates_made = [
+        i
+        for i, e in enumerate(made)
+        if e["resource"] == "resourceclaimtemplates" and e["user_agent"] == DRA_AGENT
+    ]
+    domains_made = [i for i, e in enumerate(made) if e["resource"] == "computedomains"]
+    for k, job in enumerate(jobs_made, start=1):
+        assert len([t for t in templates_made if t < job]) >= k
+        assert len([d for d in domains_made if d < job]) >= k
+    first_wait = made[templates_made[0]]["time"] - made[domains_made[0]]["time"]
+    assert domains_made[0] < templates_made[0] and first_wait >= DRIVER_DELAY_S
+    train_jobs_made = [i for i, e in enumerate(made) if e["resource"] == "trainjobs"]
+    assert jobs_made[0] < train_jobs_made[0]
 
     # Deleted in reverse creation order, once the Jobs (whose finalizers wait for their pods)
-    # were gone: the driver saw no pod claiming the channel when the ComputeDomain went
-    # (ADR-053; it says so by a DeletedWhileClaimed event otherwise).
-    after = entries[mark:]
-    runtimes_gone = [
-        i
-        for i, e in enumerate(after)
-        if e["method"] == "DELETE" and e["resource"] == "trainingruntimes"
-    ]
-    domain_gone = _first(after, method="DELETE", resource="computedomains", status=200)
-    assert runtimes_gone and max(runtimes_gone) < domain_gone
-    jobs_gone = [
-        i for i, e in enumerate(after) if e["method"] == "DELETE" and e["resource"] == "jobs"
-    ]
-    assert jobs_gone and max(jobs_gone) < min(runtimes_gone)
+    # were gone: each Job's runtime before its domain, and the driver saw no pod claiming a
+    # channel when its ComputeDomain went (ADR-053; it says so by a DeletedWhileClaimed event
+    # otherwise). Read over the whole journal: what the Certification's deletion caused is
+    # all there, whenever this thread got to read it.
+    gone = {
+        (e["resource"], e["name"]): i
+        for i, e in enumerate(entries)
+        if e["method"] == "DELETE" and e.get("status") == 200
+    }
+    jobs_gone = [i for (kind, _), i in gone.items() if kind == "jobs"]
+    domains_gone = {n: i for (kind, n), i in gone.items() if kind == "computedomains"}
+    runtimes_gone = {n: i for (kind, n), i in gone.items() if kind == "trainingruntimes"}
+    assert len(domains_gone) == len(domains), sorted(gone)
+    assert min(domains_gone.values()) >= mark  # the Certification's deletion, not before
+    assert jobs_gone and runtimes_gone, sorted(gone)
+    assert max(jobs_gone) < min(runtimes_gone.values())
+    for name, at in domains_gone.items():
+        suffix = name.removeprefix("nccl-all-reduce-compute-domain")
+        (runtime,) = [r for r in runtimes_gone if r.endswith(suffix)]
+        assert runtimes_gone[runtime] < at, (runtime, name)
     assert not [e for e in events if e.get("reason") == DELETED_WHILE_CLAIMED], events
 
 

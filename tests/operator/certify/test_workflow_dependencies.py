@@ -33,6 +33,19 @@ def test_dependencies_are_created_after_what_they_name() -> None:
     assert names(creation_order([runtime, claim, config])) == ["ckpt", "cfg", "rt"]
 
 
+def test_a_runtime_claiming_a_compute_domains_channel_comes_after_the_domain() -> None:
+    """The channel template is the DRA driver's, made for the domain: a runtime claiming it
+    names the domain's product, so it is created after the domain and deleted before it."""
+    runtime = dep("TrainingRuntime", "rt", spec={"resourceClaimTemplateName": "cd-channel"})
+    domain = {
+        "apiVersion": "resource.nvidia.com/v1beta1",
+        "kind": "ComputeDomain",
+        "metadata": {"name": "cd"},
+        "spec": {"channel": {"resourceClaimTemplate": {"name": "cd-channel"}}},
+    }
+    assert names(creation_order([runtime, domain])) == ["cd", "rt"]
+
+
 def test_dependencies_keep_the_authors_order_among_equals_and_in_a_cycle() -> None:
     a, b, c = dep("ConfigMap", "a"), dep("ConfigMap", "b"), dep("ConfigMap", "c")
     assert names(creation_order([c, a, b])) == ["c", "a", "b"]

@@ -1,8 +1,9 @@
 """A Workflow's dependencies on the cluster (specs/certify.md §3.4, ADR-034, ADR-053).
 
-* **Order**: a dependency that names another (its JSON holds the other's name as a string)
-  comes after it; Kahn's algorithm with the original index as tie-breaker, the original order
-  when the names form a cycle. Deletion goes in reverse creation order.
+* **Order**: a dependency that names another (its JSON holds the other's name, or the name of
+  what the other's controller makes, as a string) comes after it; Kahn's algorithm with the
+  original index as tie-breaker, the original order when the names form a cycle.
+  Deletion goes in reverse creation order.
 * **Identity**: each object created carries the tracking label ``certify.glimmer.ai/workflow``
   and the annotation ``certify.glimmer.ai/workflow-uid`` (the Workflow's UID), and is owned by
   the Workflow (cluster-scoped kinds cannot be). A name already taken is adopted only when the
@@ -80,10 +81,21 @@ def _name(dep: Any) -> str:
 def creation_order(deps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """``deps`` with every dependency after the ones it names (stable; a cycle keeps the
     original order)."""
-    names = [_name(d) for d in deps]
+    # What a dependency stands for: its name, and what its own controller makes for it (a
+    # ComputeDomain's channel template, which a runtime claims: the runtime comes after).
+    names = [
+        {n for n in (_name(d), (_awaited(d) or (None, ""))[1]) if n}
+        if isinstance(d, dict)
+        else set()
+        for d in deps
+    ]
     texts = [json.dumps(d) for d in deps]
     needs = {
-        i: {j for j, other in enumerate(names) if j != i and other and json.dumps(other) in t}
+        i: {
+            j
+            for j, others in enumerate(names)
+            if j != i and any(json.dumps(o) in t for o in others)
+        }
         for i, t in enumerate(texts)
     }
     done: list[int] = []
