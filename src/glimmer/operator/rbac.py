@@ -55,8 +55,7 @@ GRANTS: tuple[Grant, ...] = (
     Grant("", "events", ("create",), "HardwareDrift and run notices (kubectl describe)"),
     Grant("", "configmaps", ("create", "delete", "get", "update"),
           "the ConfigMap sink and its rollovers; certification's node results, category results "
-          "and reports, a goodput measurement's logs across restarts; a Workflow's ConfigMap "
-          "dependencies, deleted with it",
+          "and reports; a Workflow's ConfigMap dependencies, deleted with it",
           unobserved=("delete",)),
     Grant("", "persistentvolumeclaims", ("create", "delete", "get"),
           "a Workflow's checkpoint PVC dependency (§3.4), deleted in reverse creation order",
