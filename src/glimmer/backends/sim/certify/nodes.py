@@ -31,6 +31,7 @@ def fleet_nodes(topo: Topology) -> list[NodeInfo]:
     NVLink clique (NVL72 racks only, as GPU feature discovery labels them), the leaf and the
     declared backend fabric."""
     out: list[NodeInfo] = []
+    cliques = _clique_ids(topo)
     for node in topo.nodes:
         rack = topo.racks[node.rack]
         labels = {
@@ -41,14 +42,26 @@ def fleet_nodes(topo: Topology) -> list[NodeInfo]:
         }
         first = node.gpu_start
         dom = int(topo.gpu_domain[first]) if node.gpu_count else -1
-        if dom >= 0 and topo.domains[dom].kind == "nvl72":
-            labels[CLIQUE_LABEL] = topo.domains[dom].name
+        if dom in cliques:
+            labels[CLIQUE_LABEL] = cliques[dom]
         backend = sorted((n for n in node.nics if n.role == "backend"), key=lambda n: n.rail)
         if backend:
             labels[LEAF_LABEL] = backend[0].switch_key.removeprefix("switch:")
         labels.update(_declared_fabric(backend))
         out.append(NodeInfo(node.hostname, labels))
     return out
+
+
+def _clique_ids(topo: Topology) -> dict[int, str]:
+    """The clique label of each NVL72 domain: one value per domain, as GPU feature discovery
+    writes one per NVLink domain. The fleet's domain name where no other NVL72 domain has it,
+    else the domain's site/rack/name stem: racks that declare no domain name are all "default",
+    and one label over them would make two racks one NVLink clique."""
+    nvl72 = [d for d in topo.domains if d.kind == "nvl72"]
+    taken: dict[str, int] = {}
+    for d in nvl72:
+        taken[d.name] = taken.get(d.name, 0) + 1
+    return {d.index: d.name if taken[d.name] == 1 else d.stem.replace("/", ".") for d in nvl72}
 
 
 def _declared_fabric(backend: list[NicRecord]) -> dict[str, str]:
