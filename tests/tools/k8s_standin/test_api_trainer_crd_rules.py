@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tools.k8s_standin import cel
+from tools.k8s_standin.background import api_in_thread
 
 Obj = dict[str, Any]
 TRAINER = Path(__file__).resolve().parents[3].parent / "shared" / "schemas" / "kubeflow-trainer"
@@ -34,17 +35,32 @@ PATCH_POD = (
 )
 
 
+@pytest.fixture(scope="module")
+def trainer_crds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """One stand-in for the module, Trainer's CRDs installed once: compiling their 44 rules
+    is most of a stand-in's start, and each test leaves the collections empty again."""
+    logs = tmp_path_factory.mktemp("trainer-crd-rules")
+    with api_in_thread(log_dir=logs) as running, httpx.Client(base_url=running.url) as http:
+        for path in sorted(TRAINER.glob("*.yaml")):
+            crd = yaml.safe_load(path.read_text())
+            made = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+            assert made.status_code == 201, made.text
+        deadline = time.monotonic() + 30
+        while http.get(COLLECTIONS["TrainJob"]).status_code != 200:
+            assert time.monotonic() < deadline, "the Trainer CRDs were never served"
+            time.sleep(0.05)
+        yield http
+
+
 @pytest.fixture
-def trainer_api(http: httpx.Client) -> httpx.Client:
-    for path in sorted(TRAINER.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        made = http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
-        assert made.status_code == 201, made.text
-    deadline = time.monotonic() + 30
-    while http.get(COLLECTIONS["TrainJob"]).status_code != 200:
-        assert time.monotonic() < deadline, "the Trainer CRDs were never served"
-        time.sleep(0.05)
-    return http
+def trainer_api(trainer_crds: httpx.Client) -> Iterator[httpx.Client]:
+    """The module's stand-in, with every Trainer object a test made deleted after it."""
+    yield trainer_crds
+    for collection in COLLECTIONS.values():
+        for item in trainer_crds.get(collection).json()["items"]:
+            gone = trainer_crds.delete(f"{collection}/{item['metadata']['name']}")
+            assert gone.status_code == 200, gone.text
+        assert trainer_crds.get(collection).json()["items"] == []
 
 
 def train_job() -> Obj:
