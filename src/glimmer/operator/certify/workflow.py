@@ -120,6 +120,9 @@ FINALIZER = f"{GROUP}/workflow-finalizer"
 CONFIGMAPS = resource_for("v1", "ConfigMap")
 NODES_KEY = "target.json"
 DELETION_POLL = 1.0
+# Seconds between looks while a dependency's own controller readies it (a ComputeDomain's
+# channel: the DRA driver makes it in seconds, and no event of ours says when).
+READY_POLL = 1.0
 
 
 def group_nodes_name(uid: str) -> str:
@@ -169,7 +172,7 @@ class WorkflowController:
         except DependencyUnserved as e:
             raise Refused("DependencyError", str(e)) from None
         except DependencyPending:
-            return self.poll
+            return min(self.poll, READY_POLL)
         status["dependencyRefs"] = _merge_refs(status.get("dependencyRefs"), refs)
         # §3.2: the volume behind each checkpoint claim stamped as soon as it binds.
         stamped = stamp_volumes(self.cluster, wf, status["dependencyRefs"])
@@ -238,6 +241,8 @@ class WorkflowController:
                     f"Diagnose {at.get('stage', 'starting')}, round {at['round'] + 1}: {message}"
                 )
             self._write(wf, status, IN_PROGRESS, "JobsRunning", message)
+            if ledger.not_ready:  # a Job waits for its copies' controllers
+                return min(self.poll, READY_POLL)
             return min(self.poll, HOLD_POLL) if held else self.poll
         except JobNameCollision as e:
             raise Refused("JobNameCollision", str(e)) from None
