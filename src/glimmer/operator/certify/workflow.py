@@ -155,7 +155,7 @@ class WorkflowController:
         try:
             return self._run(wf, status)
         except Refused as e:
-            self._write(wf, status, FAILED, e.reason, e.message)
+            self._write(dict(e.workflow or wf), status, FAILED, e.reason, e.message)
             return None
 
     # -- a pass -------------------------------------------------------------------------------
@@ -383,9 +383,9 @@ class WorkflowController:
             try:
                 ensure(self.cluster, parts.dependencies, wf, "job", key)
             except DependencyNameCollision as e:
-                raise Refused("DependencyNameCollision", str(e)) from None
+                raise Refused("DependencyNameCollision", str(e), live[0]) from None
             except DependencyUnserved as e:
-                raise Refused("DependencyError", str(e)) from None
+                raise Refused("DependencyError", str(e), live[0]) from None
             return parts.spec
 
         return spec_for

@@ -39,10 +39,16 @@ Obj = dict[str, Any]
 
 
 class Refused(Exception):
-    def __init__(self, reason: str, message: str) -> None:
+    """The Workflow fails for good. ``workflow``: the Workflow as last written by the pass that
+    refused (it recorded a Job's dependency refs first), so the Failed write is not a 409."""
+
+    def __init__(
+        self, reason: str, message: str, workflow: Mapping[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.workflow = workflow
 
 
 @dataclass(frozen=True)
