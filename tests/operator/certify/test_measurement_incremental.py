@@ -340,7 +340,10 @@ def test_goodput_across_a_checkpoint_restarts_new_pod_equals_one_whole_read(
         served, "goodputmeasurements", profile, {"w-0": ("uid-a", a + b)}, {LOG: "w-0"}
     )
     assert without_cursors(final) == without_cursors(whole)
-    assert final["interruptionCount"] == whole["interruptionCount"] >= 1
+    # With a step in each attempt the restart is an interruption; an attempt without one
+    # gives no figures to count it in (hypothesis found start-and-noise-only attempts).
+    if all(any(kind == "step" for kind, _, _ in attempt) for attempt in (first, second)):
+        assert final["interruptionCount"] == whole["interruptionCount"] >= 1
 
 
 @SETTINGS

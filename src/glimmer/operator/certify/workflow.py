@@ -3,10 +3,8 @@ then the category's certification core in replay, one Job per core job.
 
 One reconcile reads the Workflow live and:
 
-1. deleting (ADR-053) → stamps the volumes of its bound checkpoint claims, deletes its Jobs
-   (UID precondition) and waits until none remain, then its dependencies in reverse creation
-   order (only those with its identity), then sets each stamped volume's reclaim policy to
-   Delete once Released (:mod:`.workflow_volumes`), then drops the finalizer;
+1. deleting (ADR-053) → its Jobs, then its dependencies in reverse creation order, then its
+   volumes, then the finalizer (:mod:`.workflow_finalize`);
 2. terminal → nothing (Jobs, dependencies and results stay until the Workflow is deleted: the
    report reads them);
 3. first reconcile → discovery (:mod:`.workflow_discovery`), the overrides matched against the
@@ -40,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from glimmer.backends.kubernetes.certify.ledger import JobLedger, JobNameCollision
-from glimmer.backends.kubernetes.certify.resources import JOBS, WORKFLOWS
+from glimmer.backends.kubernetes.certify.resources import WORKFLOWS
 from glimmer.backends.kubernetes.errors import AlreadyExists
 from glimmer.certify.attribution import (
     FAILED_KEY,
@@ -57,7 +55,7 @@ from glimmer.certify.jobs import Job
 from glimmer.certify.platform.errors import PlatformError
 from glimmer.certify.platform.overrides import apply_overrides
 from glimmer.certify.platform.validate_gang import validate_resolved_job_template
-from glimmer.certify.platform.vocab import GROUP, MANAGED_BY, MANAGED_BY_KEY, WORKFLOW_LABEL
+from glimmer.certify.platform.vocab import MANAGED_BY, MANAGED_BY_KEY, WORKFLOW_LABEL
 from glimmer.certify.platform.walk import get_path
 from glimmer.certify.platform.when import MatchContext
 from glimmer.certify.replay import JobsPending, ReplaySubstrate
@@ -69,10 +67,9 @@ from glimmer.certify.result import (
     category_to_doc,
 )
 from glimmer.certify.run import Targeted, run_category
-from glimmer.engine.backend import Conflict
 from glimmer.errors import InputError
 from glimmer.operator.certify import workflow_diagnose
-from glimmer.operator.certify.certification_build import controlled_by, controller_ref
+from glimmer.operator.certify.certification_build import controller_ref
 from glimmer.operator.certify.certification_conditions import (
     FAILED,
     IN_PROGRESS,
@@ -90,10 +87,10 @@ from glimmer.operator.certify.dependencies import (
     ensure,
     planned_refs,
 )
-from glimmer.operator.certify.dependencies import delete_in_reverse as delete_dependencies
 from glimmer.operator.certify.workflow_cluster import Cluster, Obj, meta, resource_for
 from glimmer.operator.certify.workflow_discovery import Refused, category_of, discover
 from glimmer.operator.certify.workflow_drain import HOLD_POLL, HeldLedger, drain_hardware_failed
+from glimmer.operator.certify.workflow_finalize import FINALIZER, finalize, finalizers
 from glimmer.operator.certify.workflow_iteration_deps import (
     IterationNotDrained,
     clean_earlier,
@@ -114,12 +111,10 @@ from glimmer.operator.certify.workflow_result import (
     target_text,
 )
 from glimmer.operator.certify.workflow_run import run_workload
-from glimmer.operator.certify.workflow_volumes import release_volumes, stamp_volumes
+from glimmer.operator.certify.workflow_volumes import stamp_volumes
 
-FINALIZER = f"{GROUP}/workflow-finalizer"
 CONFIGMAPS = resource_for("v1", "ConfigMap")
 NODES_KEY = "target.json"
-DELETION_POLL = 1.0
 # Seconds between looks while a dependency's own controller readies it (a ComputeDomain's
 # channel: the DRA driver makes it in seconds, and no event of ours says when).
 READY_POLL = 1.0
@@ -143,11 +138,11 @@ class WorkflowController:
         if wf is None:
             return None
         if meta(wf).get("deletionTimestamp"):
-            return self._finalize(wf)
+            return finalize(self.cluster, wf)
         if FINALIZER not in (meta(wf).get("finalizers") or ()):
             wf = self.cluster.replace(
                 WORKFLOWS,
-                {**wf, "metadata": {**meta(wf), "finalizers": [*_finalizers(wf), FINALIZER]}},
+                {**wf, "metadata": {**meta(wf), "finalizers": [*finalizers(wf), FINALIZER]}},
             )
         status: Obj = dict(wf.get("status") or {})
         if terminal(status.get("conditions")):
@@ -504,36 +499,6 @@ class WorkflowController:
         )
         self._write(wf, status, FAILED, reason, message)
 
-    # -- deletion -----------------------------------------------------------------------------
-
-    def _finalize(self, wf: Obj) -> float | None:
-        if FINALIZER not in _finalizers(wf):
-            return None
-        namespace = str(meta(wf).get("namespace") or "default")
-        uid = str(meta(wf).get("uid") or "")
-        refs = (wf.get("status") or {}).get("dependencyRefs") or []
-        stamped = stamp_volumes(self.cluster, wf, refs)  # a claim bound since the last pass
-        if stamped is not None:
-            status = {**(wf.get("status") or {}), "dependencyRefs": stamped}
-            wf = self.cluster.write_status(WORKFLOWS, {**wf, "status": status})
-            refs = stamped
-        jobs = self.cluster.items(JOBS, namespace, {WORKFLOW_LABEL: str(meta(wf).get("name"))})
-        mine = [j for j in jobs if controlled_by(j, uid)]
-        for job in mine:
-            if not meta(job).get("deletionTimestamp"):
-                with contextlib.suppress(Conflict):
-                    self.cluster.delete(JOBS, meta(job)["name"], namespace, uid=meta(job)["uid"])
-        if mine:
-            return DELETION_POLL  # until every Job is gone (their finalizers wait for pods)
-        if delete_dependencies(self.cluster, refs, wf):
-            return DELETION_POLL
-        waiting = release_volumes(self.cluster, wf, refs)  # the claims are gone: their volumes
-        if waiting is not None:
-            return waiting
-        kept = [f for f in _finalizers(wf) if f != FINALIZER]
-        self.cluster.replace(WORKFLOWS, {**wf, "metadata": {**meta(wf), "finalizers": kept}})
-        return None
-
     # -- status -------------------------------------------------------------------------------
 
     def _write(self, wf: Obj, status: Obj, kind: str, reason: str, message: str) -> None:
@@ -576,10 +541,6 @@ def _workflow_scoped(spec: Obj) -> list[Obj]:
     deps = spec.get("dependencies") or []
     copied = set(job_scoped(deps, template))
     return [d for d in deps if (d.get("metadata") or {}).get("name") not in copied]
-
-
-def _finalizers(obj: Mapping[str, Any]) -> list[str]:
-    return list(meta(obj).get("finalizers") or ())
 
 
 def _conds(obj: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
