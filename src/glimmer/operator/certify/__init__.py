@@ -23,6 +23,7 @@ from glimmer.operator.certify import (
     jobs_register,
     report_export_register,
     workflow,
+    workflow_finalize,
     workloadrun,
 )
 from glimmer.operator.certify.certification_daemons import Kind, wake_by_label
@@ -61,7 +62,7 @@ def register(
         VERSION,
         "workflows",
         workflow.WorkflowController(cluster, now).reconcile,
-        workflow.FINALIZER,
+        workflow_finalize.FINALIZER,
         pool,
     )
     runs = Kind(
