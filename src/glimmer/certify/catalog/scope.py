@@ -12,10 +12,10 @@ runtime, so the gang-scheduling fields are then restored with
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from glimmer.api.meta import object_name_problem
 from glimmer.certify.catalog.naming import NAME_MAX, truncate
 from glimmer.certify.platform.preserve import preserve_scheduling_fields
 
@@ -50,18 +50,17 @@ REFERENCE_OBJECTS = frozenset(
         "persistentVolumeClaim",
     }
 )
-_NAME_SHAPED = re.compile(r"^[a-z0-9][-a-z0-9.]*[a-z0-9]$")
 
 
 def references(node: Any, key: str = "") -> set[str]:
-    """The name-shaped strings ``node`` holds in reference fields (metadata skipped: labels,
+    """The object names ``node`` holds in reference fields (metadata skipped: labels,
     annotations and an object's own name are no reference)."""
     found: set[str] = set()
     if isinstance(node, dict):
         for k, v in node.items():
             if k == "metadata":
                 continue
-            if isinstance(v, str) and _NAME_SHAPED.match(v):
+            if isinstance(v, str) and object_name_problem(v) is None:
                 if k in REFERENCE_KEYS or (k == "name" and key in REFERENCE_OBJECTS):
                     found.add(v)
             else:

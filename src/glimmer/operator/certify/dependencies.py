@@ -78,17 +78,19 @@ def _name(dep: Any) -> str:
     return str((dep.get("metadata") or {}).get("name", "")) if isinstance(dep, dict) else ""
 
 
+def _stands_for(dep: Any) -> set[str]:
+    """The names a dependency stands for: its own, and that of what its controller makes for it
+    (a ComputeDomain's channel template, which a runtime claims: the runtime comes after)."""
+    if not isinstance(dep, dict):
+        return set()
+    awaited = _awaited(dep)
+    return {n for n in (_name(dep), awaited[1] if awaited else "") if n}
+
+
 def creation_order(deps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """``deps`` with every dependency after the ones it names (stable; a cycle keeps the
     original order)."""
-    # What a dependency stands for: its name, and what its own controller makes for it (a
-    # ComputeDomain's channel template, which a runtime claims: the runtime comes after).
-    names = [
-        {n for n in (_name(d), (_awaited(d) or (None, ""))[1]) if n}
-        if isinstance(d, dict)
-        else set()
-        for d in deps
-    ]
+    names = [_stands_for(d) for d in deps]
     texts = [json.dumps(d) for d in deps]
     needs = {
         i: {

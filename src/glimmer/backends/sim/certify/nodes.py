@@ -5,6 +5,7 @@ drained node."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from glimmer.certify.fabric import fabric_labels
@@ -58,9 +59,7 @@ def _clique_ids(topo: Topology) -> dict[int, str]:
     else the domain's site/rack/name stem: racks that declare no domain name are all "default",
     and one label over them would make two racks one NVLink clique."""
     nvl72 = [d for d in topo.domains if d.kind == "nvl72"]
-    taken: dict[str, int] = {}
-    for d in nvl72:
-        taken[d.name] = taken.get(d.name, 0) + 1
+    taken = Counter(d.name for d in nvl72)
     return {d.index: d.name if taken[d.name] == 1 else d.stem.replace("/", ".") for d in nvl72}
 
 
