@@ -10,7 +10,7 @@ key) and ``checkpoints`` after it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -27,7 +27,7 @@ from glimmer.engine.backend import (
     ExecutionSpec,
     runs_images,
 )
-from glimmer.engine.book import Book
+from glimmer.engine.book import Book, is_terminal
 from glimmer.engine.cordoned import Cordoned
 from glimmer.engine.keys import PLAN_ANNOTATION
 from glimmer.engine.memory import RunMemory
@@ -53,6 +53,12 @@ class Pass:
     # busy the next pass must look at again (:func:`.execute.kept_busy`).
     occupied: set[str] = field(default_factory=set)
     unrecorded_nodes: set[str] = field(default_factory=set)
+    # Of the executions the sweep looked at without a result, how many hold each node (a
+    # harvest takes its own off), and the nodes the live executions load (None: not counted):
+    # together with the open results, what keeps a node busy within the pass (:meth:`free`).
+    unrecorded_holds: dict[str, int] = field(default_factory=dict)
+    unrecorded_seen: set[str] = field(default_factory=set)
+    loaded: Collection[str] | None = None
     seeded: bool = False  # ``busy`` was made by this pass's sweep
     cordoned: Cordoned = field(default_factory=Cordoned)
     condemned: dict[str, Execution] = field(default_factory=dict)
@@ -60,7 +66,10 @@ class Pass:
     checkpoints: list[Delivery] = field(default_factory=list)
     running: bool = False
     pending: bool = False
-    harvested: bool = False
+    harvested: int = 0  # executions harvested (or found lost, or overdue) by this pass
+    # Of those, the ones whose slot the pass handed on itself (:meth:`free`): any other asks
+    # for another pass at the same instant, which does what this one could not.
+    handed_on: int = 0
     rendezvous: bool = False
     awaiting_start: bool = False
     checkpoint_due: bool = False
@@ -167,6 +176,35 @@ class Pass:
         """A unit starts on ``nodes``: they are busy from now on."""
         self.busy.update(nodes)
         self.occupied.update(nodes)
+
+    def free(self, unit: tuple[str, str], nodes: Iterable[str], name: str) -> None:
+        """The execution ``name`` of ``unit`` (test, unit key) was harvested on ``nodes``: if
+        its result settled and nothing else holds those nodes, they stop being busy now, so the
+        same pass hands the slot to the next unit, as the next pass at this instant would have
+        (one status write, not two). Anything less certain leaves that to the next pass: an
+        open result (its next attempt), a failure under failFast (the next pass stops), a pass
+        that does not count what loads each node."""
+        nodes = tuple(nodes)
+        holds = self.unrecorded_holds
+        if name in self.unrecorded_seen:
+            self.unrecorded_seen.discard(name)
+            for node in nodes:
+                holds[node] = holds.get(node, 1) - 1
+        result = self.book.get(*unit)
+        loaded = self.loaded
+        if (
+            result is None
+            or not is_terminal(result)
+            or (result.phase is Phase.FAILED and self.plan.fail_fast)
+            or loaded is None
+            or not self.watching
+        ):
+            return
+        holding = self.book.holding_nodes()
+        if any(n in loaded or n in holding or holds.get(n, 0) > 0 for n in nodes):
+            return
+        self.busy.difference_update(nodes)
+        self.handed_on += 1
 
     def create(self, spec: ExecutionSpec) -> None:
         """Create an execution, and remember it until its unit has a result (it may end before

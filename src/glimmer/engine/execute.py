@@ -7,7 +7,9 @@ repeats and retries, so the wave never leaks onto another target and a soak's co
 released halfway. An execution that ended before any pass saw it (evicted a second after it
 started) keeps its slot until it is harvested — once its slot went to the next node while its
 retry was created too, one node over the cap — and being busy, it is harvested on the very next
-pass instead of waiting for a slot.
+pass instead of waiting for a slot. A harvest whose unit settled gives its nodes back within the
+pass when nothing else holds them (:meth:`.context.Pass.free`), so the walk that follows starts
+the next unit in its place.
 """
 
 from __future__ import annotations
@@ -56,11 +58,16 @@ def _seed_busy(ctx: Pass, live: Iterable[Execution], loaded: Collection[str] | N
         names = names - still
     watched = ctx.executions if names is None else _watched(ctx, names, live)
     unrecorded_nodes: set[str] = set()  # of those looked at: an unchanged live one is loaded
+    holds, seen = ctx.unrecorded_holds, ctx.unrecorded_seen
     for execution in watched:
         if _unrecorded(ctx, execution):
             still.add(execution.name)
-            unrecorded_nodes.update(execution.spec.unit_nodes or (execution.node,))
+            seen.add(execution.name)
+            for node in dict.fromkeys(execution.spec.unit_nodes or (execution.node,)):
+                unrecorded_nodes.add(node)
+                holds[node] = holds.get(node, 0) + 1
     ctx.unrecorded, ctx.unrecorded_nodes = still, unrecorded_nodes
+    ctx.loaded = loaded
     kept = _kept_busy(ctx, loaded, unrecorded_nodes)
     ctx.busy = kept if kept is not None else _fresh_busy(ctx, live, loaded, unrecorded_nodes)
     ctx.seeded = True
@@ -267,10 +274,13 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
     awake = ctx.busy.difference(asleep) if sleeping else ctx.busy
     held = [n for n in awake if n in order and n not in settled]
     held.sort(key=order.__getitem__)
+    # Counted before the visits: a held unit that settles during them joins the book's live
+    # set, and counted twice (settled and held) it hid the nodes still to start.
+    in_hand = len(settled) + len(held) + sleeping
     for node in held:
         if advance_node(ctx, index, test, node):
             active = True
-    if len(order) - len(settled) - len(held) - sleeping <= 0:
+    if len(order) - in_hand <= 0:
         return active  # every node has settled or is in hand
     if not ctx.launch or len(ctx.busy) >= ctx.cap:
         ctx.pending = True  # nodes still to start, no slot (or no launching) now

@@ -98,7 +98,7 @@ def _settle(
     ]
     complete(ctx, test, targets, attempt, name, parsed, started, ended, evidence)
     _condemn_all(ctx, ranks)
-    ctx.harvested = True
+    ctx.harvested += 1
 
 
 def _gather(

@@ -154,5 +154,6 @@ def advance_node(ctx: Pass, index: int, test: PlannedTest, node: str) -> bool:
         execution.finished_at,
         evidence,
     )
-    ctx.harvested = True
+    ctx.harvested += 1
+    ctx.free((test.name, node), nodes, name)
     return True

@@ -61,9 +61,15 @@ def step(ctx: Pass) -> Outcome:
     ctx.launch = not ctx.run.spec.suspend
     execute(ctx)
     if ctx.harvested:
+        # A pass that handed on the slot of everything it harvested needs no second pass at
+        # this instant, unless it killed something or left nothing in flight or waiting (the
+        # run may be done): that pass does what this one could not (:meth:`Pass.free`).
+        again = (
+            ctx.harvested > ctx.handed_on or bool(ctx.condemned) or not (ctx.running or ctx.pending)
+        )
         persist(ctx)
         _after_write(ctx)
-        return Outcome(0.0)
+        return Outcome(0.0 if again else next_wake(ctx))
     if ctx.running:
         persist(ctx)
         _after_write(ctx)

@@ -57,7 +57,7 @@ def record_lost(ctx: Pass, test: PlannedTest, nodes: list[str], attempt: int, na
         "result was never seen — no verdict"
     )
     complete(ctx, test, nodes, attempt, name, machinery_error(message))
-    ctx.harvested = True
+    ctx.harvested += 1
 
 
 def record_machinery_error(
@@ -72,7 +72,7 @@ def record_machinery_error(
     """Record an Error attempt the runner never got to decide (overdue, unbuildable)."""
     started_at = started.started_at if started is not None else None
     complete(ctx, test, nodes, attempt, name, machinery_error(message), started_at)
-    ctx.harvested = True
+    ctx.harvested += 1
 
 
 def start_rendezvous_unit(
