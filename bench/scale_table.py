@@ -5,7 +5,9 @@ Cases: the ``acceptance`` profile at 1,024, 4,096 and 16,384 nodes (cap 64) with
 per 4x nodes (target <= 4.4), the 16,384-node run's CPU (<= 90 s) and peak RSS (<= 1.5 GB);
 4,096 nodes at cap 1,024 against cap 64 (<= 1.3x); a ``pair-network`` sweep of 512 and 2,048
 pairs (<= 4.4x for 4x the pairs); ``glimmer certify run`` with ``testScale: diagnose`` and one
-planted NIC fault at 4,096 and 16,384 nodes (<= 4.4x); ``glimmer --version`` (<= 0.3 s).
+planted NIC fault at 4,096 and 16,384 nodes (<= 4.4x); ``glimmer --version`` (<= 0.3 s). A
+fixed pure-Python loop comes first: its CPU says how fast the machine is (machines here have
+differed by 2x between sessions), and the 16,384-node CPU is also given in multiples of it.
 
 Fleets are HGX H100 (8 GPUs a node) as ``glimmer fleet generate`` makes them; the engine runs are
 built as ``bench/run_scale.py`` builds its own. CPU is the child's user + system time and RSS its
@@ -46,6 +48,7 @@ PAIRS = (512, 2048)
 CERTIFY_NODES = (4096, 16384)
 GPUS_PER_NODE = 8
 TIMEOUT = 3600.0
+REFERENCE_LOOPS = 3_000_000  # about 2 s of CPU on the machines these figures were taken on
 HERE = Path(__file__).resolve().parent
 
 DIAGNOSE = """\
@@ -116,6 +119,17 @@ def child_pairs(pairs: int) -> str:
     return f"{shown}, {result.passes:,} passes"
 
 
+def child_reference() -> str:
+    """A fixed pure-Python workload of the engine's kind (small dicts, strings, integer
+    arithmetic): its CPU moves with the machine, never with glimmer's code, so the table can say
+    how fast the machine it ran on was. Two sessions' machines have differed by 2x."""
+    total = 0
+    for i in range(REFERENCE_LOOPS):
+        d = {"n": i, "text": f"node-{i:05d}"}
+        total += len(d["text"]) + d["n"] % 7
+    return f"checksum {total}"
+
+
 def child_main(argv: Sequence[str]) -> int:
     from glimmer.cli.collector import tune
 
@@ -125,6 +139,8 @@ def child_main(argv: Sequence[str]) -> int:
         note = child_acceptance(int(args[0]), int(args[1]))
     elif kind == "pairs":
         note = child_pairs(int(args[0]))
+    elif kind == "reference":
+        note = child_reference()
     elif kind == "fleet":
         note = child_fleet(int(args[0]), Path(args[1]))
     else:
@@ -352,6 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return row
 
     rows: list[Row] = []
+    # The machine's speed first, so that a figure in seconds can be read beside it.
+    reference = run("reference: pure-Python loop", 0, [*me, "reference"], _engine_note)
+    rows.append(reference)
     acc = [
         run(f"acceptance {n:,} nodes, cap 64", n, [*me, "acceptance", str(n), "64"], _engine_note)
         for n in ACCEPTANCE_NODES
@@ -382,6 +401,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             human_bytes(rss) if rss is not None else "-",
             f"<= {human_bytes(int(BIG_RSS_TARGET))}",
             mark(rss, BIG_RSS_TARGET) if rss is not None else "-",
+            derived=True,
+        )
+    )
+    ref_cpu = cpu_of(reference)
+    rows.append(
+        Row(
+            f"  {n:,} nodes: CPU in reference loops",
+            None,
+            "machine-neutral: compare across machines",
+            f"{cpu / ref_cpu:.1f}" if cpu is not None and ref_cpu else "-",
             derived=True,
         )
     )

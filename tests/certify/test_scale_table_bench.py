@@ -72,3 +72,11 @@ def test_a_ratio_over_a_left_out_case_has_no_figure(capsys: pytest.CaptureFixtur
     bench.print_table([base, row])
     out = capsys.readouterr().out
     assert "left out (over --max-nodes 1,024)" in out and "per 4x nodes: -" in out
+
+
+def test_the_reference_loop_does_the_same_work_on_every_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench, "REFERENCE_LOOPS", 1000)
+    expected = sum(len(f"node-{i:05d}") + i % 7 for i in range(1000))
+    assert bench.child_reference() == bench.child_reference() == f"checksum {expected}"
