@@ -70,6 +70,11 @@ class Pass:
     # Of those, the ones whose slot the pass handed on itself (:meth:`free`): any other asks
     # for another pass at the same instant, which does what this one could not.
     handed_on: int = 0
+    # The nodes :meth:`free` gave back since the pass last released every idle cordon
+    # (``swept``): the only ones that can have become idle since, as nothing else in a pass
+    # takes a node out of ``busy``.
+    freed: set[str] = field(default_factory=set)
+    swept: bool = False
     rendezvous: bool = False
     awaiting_start: bool = False
     checkpoint_due: bool = False
@@ -204,6 +209,7 @@ class Pass:
         if any(n in loaded or n in holding or holds.get(n, 0) > 0 for n in nodes):
             return
         self.busy.difference_update(nodes)
+        self.freed.update(nodes)
         self.handed_on += 1
 
     def create(self, spec: ExecutionSpec) -> None:

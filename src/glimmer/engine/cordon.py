@@ -88,8 +88,13 @@ def cordon_node(ctx: Pass, name: str, test: PlannedTest) -> None:
     if name not in ctx.cordoned and len(ctx.cordoned) >= ctx.cap:
         # The cap bounds cordons at every instant, not only once the pass has released what
         # it no longer holds: the last wave of one test was still cordoned while the first
-        # wave of the next was stamped (cap 8, 16 cordoned). Give back the idle ones first.
-        release_idle(ctx)
+        # wave of the next was stamped (cap 8, 16 cordoned). Give back the idle ones first:
+        # all of them once a pass, then only those a harvest freed since (a pass handing slots
+        # on stamps at the cap once per harvest, and at cap 1,024 every one compared the whole
+        # cordon set with the busy one).
+        release_idle(ctx, ctx.freed if ctx.swept else None)
+        ctx.swept = True
+        ctx.freed.clear()
     heat = _heat_change(ctx, node, test)
     try:
         if owner is None:
