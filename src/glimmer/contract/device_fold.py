@@ -50,10 +50,16 @@ def fold_devices(name: str, values: Sequence[V], once: Collection[str] = ()) -> 
     """The node's value of canonical metric ``name`` from one value per device (in device
     order). Labels, and the names in ``once`` (a value about the whole execution), are the
     first device's."""
-    if name not in once and _all_numbers(values):
-        rule = numeric_fold(name)
-        if rule is not None:
-            return rule(values)
+    if name in once:
+        return values[0]
+    return fold_by(numeric_fold(name), values)
+
+
+def fold_by(rule: Fold | None, values: Sequence[V]) -> V | int | float:
+    """:func:`fold_devices` with the name's :func:`numeric_fold` already in hand (a caller
+    folding the same names on every call looks it up once)."""
+    if rule is not None and _all_numbers(values):
+        return rule(values)
     return values[0]
 
 

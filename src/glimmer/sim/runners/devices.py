@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from glimmer.contract.device_fold import fold_devices
+from glimmer.contract.device_fold import Fold, fold_by, fold_devices, numeric_fold
 from glimmer.contract.names import canonical_name
 from glimmer.contract.registry import Aggregation, aggregation_of
 from glimmer.sim.runners.emit import Stdout
@@ -41,6 +41,13 @@ def _fold(kind: str, key: str, values: list[Value]) -> Value:
     return fold_devices(_canonical(kind, key), values)
 
 
+@lru_cache(maxsize=256)
+def _rules(kind: str, keys: tuple[str, ...]) -> tuple[Fold | None, ...]:
+    # A runner prints the same keys in the same order on every call: their folds are decided
+    # once per (kind, keys), not per key per call.
+    return tuple(numeric_fold(_canonical(kind, key)) for key in keys)
+
+
 def worst_index(kind: str, readings: Sequence[Reading], primary: str) -> int:
     """Position of the device behind the gated figure ``primary`` (ties: the first)."""
     agg = aggregation_of(canonical_name(kind, primary))
@@ -51,6 +58,29 @@ def worst_index(kind: str, readings: Sequence[Reading], primary: str) -> int:
     if agg is Aggregation.MIN:
         return min(numeric, key=lambda p: (p[0], p[1]))[1]
     return max(numeric, key=lambda p: (p[0], -p[1]))[1]
+
+
+def _emit_columns(
+    out: Stdout, kind: str, readings: Sequence[Reading], order: tuple[str, ...]
+) -> None:
+    """The usual board: every device printed the same keys in the same order, so the values
+    are a table whose columns are the keys, and a key's decimals are the first device's (as
+    :func:`_emit_keys` finds)."""
+    first = readings[0].decimals
+    columns = zip(*(r.values.values() for r in readings), strict=True)
+    for key, rule, column in zip(order, _rules(kind, order), columns, strict=True):
+        out.kv(key, fold_by(rule, column), first.get(key, 2))
+
+
+def _emit_keys(out: Stdout, kind: str, readings: Sequence[Reading]) -> None:
+    """Devices that printed different keys: each key folds the devices that printed it."""
+    keys: dict[str, None] = {}  # every device's keys, in first-print order
+    for r in readings:
+        keys.update(dict.fromkeys(r.values))
+    for key in keys:
+        present = [r.values[key] for r in readings if key in r.values]
+        decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)
+        out.kv(key, _fold(kind, key, present), decimals)
 
 
 def spread(values: Sequence[float]) -> float:
@@ -70,21 +100,11 @@ def emit_fold(
     spreads: dict[str, str],
 ) -> int:
     """Print the folded figures and the fold's own account; returns the worst position."""
-    keys: dict[str, None] = {}  # every device's keys, in first-print order
-    for r in readings:
-        keys.update(dict.fromkeys(r.values))
-    if all(r.values.keys() == keys.keys() for r in readings):
-        # The usual board: every device printed the same keys, so each key's values are one
-        # per device and its decimals the first device's (as the general walk below finds).
-        first = readings[0].decimals if readings else {}
-        for key in keys:
-            present = [r.values[key] for r in readings]
-            out.kv(key, _fold(kind, key, present), first.get(key, 2))
+    order = tuple(readings[0].values) if readings else ()
+    if readings and all(tuple(r.values) == order for r in readings):
+        _emit_columns(out, kind, readings, order)
     else:
-        for key in keys:
-            present = [r.values[key] for r in readings if key in r.values]
-            decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)
-            out.kv(key, _fold(kind, key, present), decimals)
+        _emit_keys(out, kind, readings)
     worst = worst_index(kind, readings, primary)
     homogeneous = len({(r.device.name, r.device.part) for r in readings}) == 1
     out.kv("deviceCount", len(readings))

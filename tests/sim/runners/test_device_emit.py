@@ -1,0 +1,87 @@
+"""emit_fold prints what the per-key walk over the devices prints, whichever way it walks: the
+devices' values as one table when they printed the same keys in the same order, key by key when
+they did not."""
+
+from __future__ import annotations
+
+import random
+
+from runner_kit import HGX
+
+from glimmer.contract.device_fold import fold_devices
+from glimmer.contract.names import canonical_name
+from glimmer.sim.runners.devices import Reading, Value, emit_fold
+from glimmer.sim.runners.emit import Stdout
+from glimmer.sim.runners.node import Device, view
+from glimmer.sim.twin import FleetSim
+
+KIND = "clockprobe"
+KEYS = ("sustainedClockPct", "sm_clock_mhz", "eccErrors", "gpuName", "samplesTaken", "flag")
+
+
+def _devices(twin: FleetSim) -> tuple[Device, ...]:
+    nv = view(twin, HGX, 0.0)
+    assert nv is not None and len(nv.devices) > 1
+    return nv.devices
+
+
+def _reading(dev: Device, rng: random.Random, keys: tuple[str, ...]) -> Reading:
+    pick: dict[str, Value] = {
+        "sustainedClockPct": rng.uniform(80.0, 100.0),
+        "sm_clock_mhz": rng.uniform(1500.0, 2000.0),
+        "eccErrors": rng.randrange(3),
+        "gpuName": rng.choice(["H100", "n/a"]),
+        "samplesTaken": rng.choice([rng.randrange(100), "n/a"]),
+        "flag": rng.choice([True, False, 1.5]),
+    }
+    return Reading(dev, {k: pick[k] for k in keys}, {"sm_clock_mhz": rng.choice([0, 1])})
+
+
+def _walked(readings: list[Reading]) -> list[str]:
+    """What the fold printed before it had a table walk: every key in first-print order, the
+    devices that printed it, the first such device's decimals."""
+    out = Stdout("X")
+    keys: dict[str, None] = {}
+    for r in readings:
+        keys.update(dict.fromkeys(r.values))
+    for key in keys:
+        present = [r.values[key] for r in readings if key in r.values]
+        decimals = next(r.decimals.get(key, 2) for r in readings if key in r.values)
+        out.kv(key, fold_devices(canonical_name(KIND, key), present), decimals)
+    return out.lines
+
+
+def _emitted(readings: list[Reading]) -> list[str]:
+    out = Stdout("X")
+    emit_fold(out, KIND, readings, visible=len(readings), window_s=1.0, concurrency="all",
+              primary="sustainedClockPct", spreads={})  # fmt: skip
+    return out.lines[: len(out.lines) - 7]  # less the fold's own account
+
+
+def test_a_board_of_the_same_keys_folds_as_the_walk(healthy: FleetSim) -> None:
+    rng = random.Random(7)
+    for _ in range(50):
+        readings = [_reading(d, rng, KEYS) for d in _devices(healthy)]
+        assert _emitted(readings) == _walked(readings)
+
+
+def test_keys_in_another_order_or_missing_fold_as_the_walk(healthy: FleetSim) -> None:
+    rng = random.Random(11)
+    for _ in range(50):
+        readings = []
+        for d in _devices(healthy):
+            keys = list(KEYS)
+            rng.shuffle(keys)
+            kept = len(keys) if rng.random() < 0.5 else rng.randrange(1, len(keys) + 1)
+            readings.append(_reading(d, rng, tuple(keys[:kept])))
+        assert _emitted(readings) == _walked(readings)
+
+
+def test_no_devices_prints_only_the_account() -> None:
+    out = Stdout("X")
+    assert emit_fold(out, KIND, [], visible=0, window_s=1.0, concurrency="all",
+                     primary="sustainedClockPct", spreads={}) == 0  # fmt: skip
+    assert [line.split("=")[0] for line in out.lines] == [
+        "deviceCount", "devicesVisible", "deviceWindowS", "deviceConcurrency",
+        "worstDeviceIndex", "worstDevicePciBusId", "deviceHomogeneous",
+    ]  # fmt: skip
