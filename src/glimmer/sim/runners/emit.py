@@ -18,6 +18,14 @@ def fmt(value: float, decimals: int = 2) -> str:
     return f"{value:.{decimals}f}"
 
 
+def _spelled(value: str | int | float, decimals: int) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.{decimals}f}"
+    return str(value)
+
+
 class Stdout:
     """One execution's stdout under construction."""
 
@@ -26,13 +34,16 @@ class Stdout:
         self.lines: list[str] = []
 
     def kv(self, key: str, value: str | int | float, decimals: int = 2) -> None:
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, float):
-            text = f"{value:.{decimals}f}"  # fmt's spelling, inline: a runner prints ~30 a call
+        # A runner prints ~30 a call, nearly all plain floats, ints and strings: those are told
+        # by their exact type and printed in one step (fmt's spelling, inline); a bool or a
+        # subclass of a number takes the general spelling.
+        kind = type(value)
+        if kind is float:
+            self.lines.append(f"{key}={value:.{decimals}f}")
+        elif kind is int or kind is str:
+            self.lines.append(f"{key}={value}")
         else:
-            text = str(value)
-        self.lines.append(f"{key}={text}")
+            self.lines.append(f"{key}={_spelled(value, decimals)}")
 
     def na(self, key: str) -> None:
         self.lines.append(f"{key}=n/a")
