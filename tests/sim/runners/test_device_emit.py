@@ -4,13 +4,14 @@ they did not."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from runner_kit import HGX
 
 from glimmer.contract.device_fold import fold_devices
 from glimmer.contract.names import canonical_name
-from glimmer.sim.runners.devices import Reading, Value, emit_fold
+from glimmer.sim.runners.devices import Reading, Value, emit_fold, worst_index
 from glimmer.sim.runners.emit import Stdout
 from glimmer.sim.runners.node import Device, view
 from glimmer.sim.twin import FleetSim
@@ -85,3 +86,41 @@ def test_no_devices_prints_only_the_account() -> None:
         "deviceCount", "devicesVisible", "deviceWindowS", "deviceConcurrency",
         "worstDeviceIndex", "worstDevicePciBusId", "deviceHomogeneous",
     ]  # fmt: skip
+
+
+def _worst_as_before(readings: list[Reading], primary: str, floor: bool) -> int:
+    numeric = [(r.values.get(primary), i) for i, r in enumerate(readings)]
+    numeric = [(v, i) for v, i in numeric if isinstance(v, int | float)]
+    if not numeric:
+        return 0
+    if floor:
+        return min(numeric, key=lambda p: (p[0], p[1]))[1]
+    return max(numeric, key=lambda p: (p[0], -p[1]))[1]
+
+
+def test_the_worst_device_is_the_first_of_the_worst(healthy: FleetSim) -> None:
+    rng = random.Random(3)
+    devices = _devices(healthy)
+    for _ in range(100):
+        readings = [
+            Reading(d, {"sustainedClockPct": rng.choice([90.0, 95, 99.5, "n/a"]),
+                        "powerDrawW": rng.choice([300.0, 310, "n/a"])}, {})
+            for d in devices
+        ]  # fmt: skip
+        got = worst_index(KIND, readings, "sustainedClockPct")  # a floor: the lowest
+        assert got == _worst_as_before(readings, "sustainedClockPct", floor=True)
+        got = worst_index(KIND, readings, "powerDrawW")  # a ceiling: the highest
+        assert got == _worst_as_before(readings, "powerDrawW", floor=False)
+
+
+def test_a_board_of_two_parts_is_not_homogeneous(healthy: FleetSim) -> None:
+    devices = _devices(healthy)
+    other = dataclasses.replace(devices[1], name="another GPU")
+    for board, expected in ((devices, "true"), ((devices[0], other), "false")):
+        out = Stdout("X")
+        readings = [Reading(d, {"sustainedClockPct": 99.0}, {}) for d in board]
+        spreads = {"spreadPct": "sustainedClockPct"}
+        emit_fold(out, KIND, readings, visible=len(board), window_s=1.0, concurrency="all",
+                  primary="sustainedClockPct", spreads=spreads)  # fmt: skip
+        assert f"deviceHomogeneous={expected}" in out.lines
+        assert ("spreadPct=n/a" in out.lines) is (expected == "false")

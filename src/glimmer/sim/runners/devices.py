@@ -50,14 +50,14 @@ def _rules(kind: str, keys: tuple[str, ...]) -> tuple[Fold | None, ...]:
 
 def worst_index(kind: str, readings: Sequence[Reading], primary: str) -> int:
     """Position of the device behind the gated figure ``primary`` (ties: the first)."""
-    agg = aggregation_of(canonical_name(kind, primary))
     values = [r.values.get(primary) for r in readings]
-    numeric = [(v, i) for i, v in enumerate(values) if isinstance(v, int | float)]
-    if not numeric:
-        return 0
-    if agg is Aggregation.MIN:
-        return min(numeric, key=lambda p: (p[0], p[1]))[1]
-    return max(numeric, key=lambda p: (p[0], -p[1]))[1]
+    # Compared as (value, position) pairs themselves, not through a key function: the same
+    # order (ties: the first), without a call per device.
+    if aggregation_of(_canonical(kind, primary)) is Aggregation.MIN:
+        lowest = [(v, i) for i, v in enumerate(values) if isinstance(v, int | float)]
+        return min(lowest)[1] if lowest else 0
+    highest = [(v, -i) for i, v in enumerate(values) if isinstance(v, int | float)]
+    return -max(highest)[1] if highest else 0
 
 
 def _emit_columns(
@@ -83,6 +83,16 @@ def _emit_keys(out: Stdout, kind: str, readings: Sequence[Reading]) -> None:
         out.kv(key, _fold(kind, key, present), decimals)
 
 
+def _homogeneous(readings: Sequence[Reading]) -> bool:
+    """Every device is of one name and part (none: not homogeneous)."""
+    if not readings:
+        return False
+    # The pairs compared with the first device's, as a set of them would find: the same part
+    # object answers by identity, without hashing a part's every figure per device.
+    first = (readings[0].device.name, readings[0].device.part)
+    return all((r.device.name, r.device.part) == first for r in readings)
+
+
 def spread(values: Sequence[float]) -> float:
     best = max(values)
     return 0.0 if best <= 0 else (best - min(values)) / best * 100.0
@@ -106,7 +116,7 @@ def emit_fold(
     else:
         _emit_keys(out, kind, readings)
     worst = worst_index(kind, readings, primary)
-    homogeneous = len({(r.device.name, r.device.part) for r in readings}) == 1
+    homogeneous = _homogeneous(readings)
     out.kv("deviceCount", len(readings))
     out.kv("devicesVisible", visible)
     out.kv("deviceWindowS", window_s, 1)
