@@ -7,7 +7,7 @@ from collections.abc import Callable
 from glimmer.contract.kinds import kind_spec
 from glimmer.sim.runners import gemm, gpu_load, host, memory, network
 from glimmer.sim.runners.call import RunnerCall, RunnerOutput
-from glimmer.sim.runners.node import view
+from glimmer.sim.runners.node import node_level
 from glimmer.sim.twin import FleetSim
 
 Runner = Callable[[FleetSim, RunnerCall], RunnerOutput]
@@ -58,5 +58,5 @@ def _runtime_missing(twin: FleetSim, call: RunnerCall) -> bool:
     spec = kind_spec(call.kind)
     if spec is None or spec.image_vendor != "nvidia":
         return False
-    nv = view(twin, call.node, call.started_at)
-    return nv is not None and nv.level("gpu_operand_unavailable") > 0
+    level = node_level(twin, call.node, call.started_at, "gpu_operand_unavailable")
+    return level is not None and level > 0

@@ -157,6 +157,24 @@ def view(twin: FleetSim, node_name: str, started_at: float) -> NodeView | None:
         return None
     t = twin.epoch + started_at
     faults = twin.active_faults(t)
+    devices, node_levels, nic_levels, cooling, op = _kept_parts(twin, index, faults)
+    return NodeView(
+        twin, twin.topo.nodes[index], t, faults, devices, node_levels, nic_levels, cooling, op
+    )
+
+
+def node_level(twin: FleetSim, node_name: str, started_at: float, mode: str) -> float | None:
+    """``view(twin, node_name, started_at).level(mode)`` without building the view (the
+    dispatcher asks one level before every NVIDIA runner, which builds its own); None when the
+    fleet has no such node."""
+    index = _node_index(twin, node_name)
+    if index is None:
+        return None
+    node_levels = _kept_parts(twin, index, twin.active_faults(twin.epoch + started_at))[1]
+    return node_levels.get(mode, 0.0)
+
+
+def _kept_parts(twin: FleetSim, index: int, faults: tuple[CapturedFault, ...]) -> _Parts:
     kept = _KEPT.get(twin)
     if kept is None:
         kept = _KEPT[twin] = {}
@@ -165,10 +183,7 @@ def view(twin: FleetSim, node_name: str, started_at: float) -> NodeView | None:
         if len(kept) >= MAX_KEPT_VIEWS:
             kept.clear()
         parts = kept[(index, faults)] = _parts(twin, index, faults)
-    devices, node_levels, nic_levels, cooling, op = parts
-    return NodeView(
-        twin, twin.topo.nodes[index], t, faults, devices, node_levels, nic_levels, cooling, op
-    )
+    return parts
 
 
 def _parts(twin: FleetSim, index: int, faults: tuple[CapturedFault, ...]) -> _Parts:
