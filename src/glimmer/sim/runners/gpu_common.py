@@ -80,7 +80,8 @@ def allocate(view: NodeView, call: RunnerCall, out: Stdout) -> Devices | RunnerO
 
 def identity(out: Stdout, dev: Device) -> None:
     out.kv("gpuName", dev.name)
-    out.kv("computeCap", dev.part.compute_cap if dev.part else "unknown")
+    part = dev.part
+    out.kv("computeCap", part.compute_cap if part else "unknown")
     out.kv("pciBusId", dev.pci_bus_id)
     out.kv("driverVersion", DRIVER_VERSION)
     out.kv("migMode", "disabled")

@@ -54,9 +54,10 @@ def _throttle(
 
 def _load_threads(dev: Device) -> int:
     # blocks = SMs × 8 of 256 threads; SMs from the FP32 peak (128 FP32 lanes per SM, 2 flops).
-    if dev.part is None:
+    part = dev.part
+    if part is None:
         return 0
-    sms = round(dev.part.fp32_tflops * 1e12 / (256.0 * dev.part.rated_boost_mhz * 1e6))
+    sms = round(part.fp32_tflops * 1e12 / (256.0 * part.rated_boost_mhz * 1e6))
     return sms * 8 * 256
 
 
@@ -271,10 +272,12 @@ def _progress(out: Stdout, readings: list[Reading], seconds: float, gpu_burn: bo
     a few snapshots stand for the every-15-s reprint."""
     key = "errors" if gpu_burn else "miscompares"
     it_key = "iterations" if gpu_burn else "iterationsCompleted"
+    errors = [int(r.values[key]) for r in readings]  # each device's, read once for the three
+    iterations = [int(r.values[it_key]) for r in readings]
     for quarter in (1, 2, 3):
         frac = quarter / 4.0
-        out.kv(key, sum(int(int(r.values[key]) * frac) for r in readings))
-        out.kv(it_key, sum(int(int(r.values[it_key]) * frac) for r in readings))
+        out.kv(key, sum(int(n * frac) for n in errors))
+        out.kv(it_key, sum(int(n * frac) for n in iterations))
         out.kv("elapsedS" if gpu_burn else "soak_seconds", seconds * frac, 1)
 
 
@@ -299,7 +302,7 @@ def _soak_final(
     out.kv("clockFloorPct", clock_floor)
     out.kv("tempCeilingC", ceiling)
     out.kv("faultsInjected", 0)
-    ecc = all(d.part is not None and d.part.ecc for d in got.allocated)
+    ecc = all((p := d.part) is not None and p.ecc for d in got.allocated)
     out.kv("eccMode", "Enabled" if ecc else "unsupported")
     worst = emit_fold(
         out, call.kind, readings, visible=len(got.visible), window_s=seconds,

@@ -73,7 +73,7 @@ def host_health(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     if nvml and nv.devices:
         out.kv("nvml_status", "ok")
         answered = len(devices) == len(nv.devices)  # a lost GPU answers nothing
-        ecc_parts = [d for d in devices if d.part is not None and d.part.ecc]
+        ecc_parts = [d for d in devices if (p := d.part) is not None and p.ecc]
         if devices and not ecc_parts:
             out.kv("ecc_mode", "unsupported")
             out.na("ecc_errors")
@@ -91,7 +91,7 @@ def host_health(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
             out.kv("eccDbeTotal", dbe)
             out.kv("eccSbeTotal", sbe)
             faults["ecc_errors"] = dbe
-        if devices and not any(d.part is not None and d.part.row_remapper for d in devices):
+        if devices and not any((p := d.part) is not None and p.row_remapper for d in devices):
             out.na("rows_remapped")
         elif answered:
             rows = sum(nv.lifetime_count("gpu_row_remap", ROW_REMAP_RATE, d.gpu) for d in devices)

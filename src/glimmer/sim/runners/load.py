@@ -49,7 +49,8 @@ def under_load(view: NodeView, dev: Device, load: float = 1.0) -> LoadPoint:
 
     pf = idle + (1.0 - idle) * load * clock
     temp = temperature(pf)
-    slowdown = dev.part.slowdown_c if dev.part is not None else DEFAULT_SLOWDOWN_C
+    part = dev.part  # looked up once: a property that asks the figures table
+    slowdown = part.slowdown_c if part is not None else DEFAULT_SLOWDOWN_C
     if ic > 0.0:
         # It sheds work because it sits at its limit: the sensor reads the onset.
         temp = max(temp, slowdown - 0.5)

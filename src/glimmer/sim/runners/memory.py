@@ -49,7 +49,9 @@ def memory_bw(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         return out.errored(f"node {call.node} is not in the fleet", 0.5)
     if nv.level("gpu_operand_unavailable") > 0:
         return out.skipped("libcuda.so.1 is not present (no NVIDIA driver in the pod)", 0.5)
-    devices = [d for d in nv.visible if d.part is not None]
+    # Each device with its figures, looked up once (a property that asks the figures table).
+    parts = [(d, p) for d in nv.visible if (p := d.part) is not None]
+    devices = [d for d, _ in parts]
     # Which cell of a per-product matrix judges these GPUs is settled before anything is
     # measured, so a GPU missing from the bus fails only the cell that judges the node.
     cell = _cell(call.env.get(AXIS_ENV), call.env.get(CLASSES_ENV), tuple(d.name for d in devices))
@@ -72,8 +74,8 @@ def memory_bw(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
         values = [jit.rel(figure * f, sigma) for f in per_dev]
         return min(values), max(values)
 
-    h2d = [d.part.h2d_gbs * pcie_factor(d) for d in devices if d.part]
-    d2d = [d.part.d2d_gbs for d in devices if d.part]
+    h2d = [p.h2d_gbs * pcie_factor(d) for d, p in parts]
+    d2d = [p.d2d_gbs for _, p in parts]
     h2d_min, h2d_max = cells(1.0, h2d, 0.006)
     d2h_min, d2h_max = cells(1.005, h2d, 0.006)
     d2d_min, d2d_max = cells(1.0, d2d, 0.004)
@@ -83,7 +85,7 @@ def memory_bw(twin: FleetSim, call: RunnerCall) -> RunnerOutput:
     out.kv("deviceToHostBandwidthMaxGBs", d2h_max)
     out.kv("d2d_bandwidth_gbs", d2d_min)
     out.kv("deviceToDeviceBandwidthMaxGBs", d2d_max)
-    peer = devices[0].part.peer_gbs if devices[0].part else None
+    peer = parts[0][1].peer_gbs
     if len(devices) < 2 or peer is None:
         for key in ("peer_read_bandwidth_gbs", "peerReadBandwidthMaxGBs",
                     "peer_write_bandwidth_gbs", "peerWriteBandwidthMaxGBs"):  # fmt: skip
