@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glimmer.backends.sim.faults import ExecutionFault
-from glimmer.engine import execute
+from glimmer.engine import cordon, execute
 
 MODES = ["deleted", "evicted", "unschedulable", "image-pull", "hang", "log-unreadable"]
 fault = st.builds(
@@ -69,7 +69,53 @@ def test_a_clean_run_keeps_its_busy_set_and_it_is_always_the_fresh_one(
     assert compared.kept > 10  # the kept set was used, not always rebuilt
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+class WalkChecked:
+    """Wraps ``_walk_start``: every target the walk for new nodes steps over without a look (from
+    the cursor to where it starts) has a result or is busy, as the full walk would have found."""
+
+    def __init__(self) -> None:
+        self.skipped = 0
+        self.original = execute._walk_start
+
+    def __call__(self, ctx: Any, test: Any, distinct: Any) -> int:
+        start = self.original(ctx, test, distinct)
+        cursor = ctx.memory.cursor.get(test.name, 0)
+        for node in distinct[cursor:start]:
+            assert node in ctx.busy or ctx.book.get(test.name, node) is not None, node
+            self.skipped += 1
+        return start
+
+
+class SweepChecked:
+    """Wraps ``cordon.release_idle``: the candidates it is given hold every idle cordon, so it
+    releases what a comparison of every cordon with the busy set would."""
+
+    def __init__(self) -> None:
+        self.narrowed = 0
+        self.original = cordon.release_idle
+
+    def __call__(self, ctx: Any, candidates: Any = None) -> None:
+        if candidates is not None:
+            self.narrowed += 1
+            idle = ctx.cordoned - ctx.busy
+            assert idle <= set(candidates), sorted(idle - set(candidates))
+        self.original(ctx, candidates)
+
+
+def test_a_clean_run_past_its_cap_skips_the_units_it_launched_and_sweeps_what_was_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    walk, sweep = WalkChecked(), SweepChecked()
+    monkeypatch.setattr(execute, "_walk_start", walk)
+    monkeypatch.setattr(cordon, "release_idle", sweep)  # mid-pass, before a stamp at the cap
+    monkeypatch.setattr(execute, "release_idle", sweep)  # at the end of the pass
+    run = _drive(6, 3, [], set(), seed=1)
+    assert run.status.phase.value == "Passed"
+    assert walk.skipped > 0  # the launched units were stepped over without a look
+    assert sweep.narrowed > 0
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(1, 6),
     cap=st.integers(1, 4),
@@ -77,10 +123,14 @@ def test_a_clean_run_keeps_its_busy_set_and_it_is_always_the_fresh_one(
     failing=st.sets(st.integers(0, 5), max_size=2),
     seed=st.integers(0, 1000),
 )
-def test_under_machinery_faults_the_kept_busy_set_is_the_fresh_one_at_every_pass(
+def test_under_machinery_faults_the_kept_busy_set_the_walk_and_the_sweep_miss_no_node(
     n: int, cap: int, faults: list[ExecutionFault], failing: set[int], seed: int
 ) -> None:
-    compared = Compared()
+    """Each shortcut is checked at every pass against the full look it stands for."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(execute, "_kept_busy", compared)
+        patch.setattr(execute, "_kept_busy", Compared())
+        patch.setattr(execute, "_walk_start", WalkChecked())
+        sweep = SweepChecked()
+        patch.setattr(cordon, "release_idle", sweep)
+        patch.setattr(execute, "release_idle", sweep)
         _drive(n, cap, faults, failing, seed)

@@ -75,6 +75,9 @@ class Pass:
     # takes a node out of ``busy``.
     freed: set[str] = field(default_factory=set)
     swept: bool = False
+    # The nodes the seeding took out of the busy set the last pass ended with (None: the set was
+    # built afresh, :func:`.execute._kept_busy`).
+    dropped: list[str] | None = None
     rendezvous: bool = False
     awaiting_start: bool = False
     checkpoint_due: bool = False

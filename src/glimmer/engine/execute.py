@@ -69,6 +69,8 @@ def _seed_busy(ctx: Pass, live: Iterable[Execution], loaded: Collection[str] | N
     ctx.unrecorded, ctx.unrecorded_nodes = still, unrecorded_nodes
     ctx.loaded = loaded
     kept = _kept_busy(ctx, loaded, unrecorded_nodes)
+    if kept is None:
+        ctx.memory.launched.clear()  # what was in hand is not known: walk from the cursors
     ctx.busy = kept if kept is not None else _fresh_busy(ctx, live, loaded, unrecorded_nodes)
     ctx.seeded = True
 
@@ -109,13 +111,31 @@ def _kept_busy(ctx: Pass, loaded: Collection[str] | None, unrecorded: set[str]) 
     if kept is None or recheck is None or loaded is None or not (ctx.watching and ctx.reused):
         return None
     holding = ctx.book.holding_nodes()
+    dropped: list[str] = []
     for node in recheck | memory.watch.changed_nodes:
         if node in loaded or node in holding or node in unrecorded:
             kept.add(node)
-        else:
-            kept.discard(node)
+        elif node in kept:
+            kept.remove(node)
+            dropped.append(node)
     kept |= unrecorded
+    if dropped and memory.launched:
+        _unlaunch(ctx, dropped)
+    ctx.dropped = dropped
     return kept
+
+
+def _unlaunch(ctx: Pass, dropped: Iterable[str]) -> None:
+    """Nodes that stopped being busy since the last pass without a result of a Node test (an
+    execution gone before any pass recorded it) are to be started again: that test's walk for
+    new nodes goes back to the first of them."""
+    launched, order, book = ctx.memory.launched, ctx.target_order, ctx.book
+    for test, at in launched.items():
+        for node in dropped:
+            position = order.get(node)
+            if position is not None and position < at and book.get(test, node) is None:
+                at = position
+        launched[test] = at
 
 
 def recheck_after(ctx: Pass) -> set[str]:
@@ -286,16 +306,32 @@ def _advance_nodes(ctx: Pass, index: int, test: PlannedTest) -> bool:
         ctx.pending = True  # nodes still to start, no slot (or no launching) now
         return True
     distinct = ctx.units.distinct
-    for at in range(_cursor(ctx, test, distinct), len(distinct)):  # no copy of the rest
+    launched = ctx.memory.launched
+    start = _walk_start(ctx, test, distinct)
+    gap: int | None = None  # the first target this walk left out of hand
+    busy, book = ctx.busy, ctx.book
+    for at in range(start, len(distinct)):  # no copy of the rest
         node = distinct[at]
-        if node in settled or node in ctx.busy:
+        if node in settled or node in busy:
             continue  # settled, or in hand (held, or launched by this very walk)
-        if not ctx.launch or len(ctx.busy) >= ctx.cap:
+        if not ctx.launch or len(busy) >= ctx.cap:
             ctx.pending = True
+            launched[test.name] = at if gap is None else gap
             return True
         if advance_node(ctx, index, test, node):
             active = True
+        if gap is None and node not in busy and book.get(test.name, node) is None:
+            gap = at
+    launched[test.name] = len(distinct) if gap is None else gap
     return active
+
+
+def _walk_start(ctx: Pass, test: PlannedTest, distinct: Sequence[str]) -> int:
+    """Where the walk for new nodes starts: after the targets with a result (the cursor) and
+    after those the last walk left in hand (a result, or busy), which are still so unless the
+    seeding dropped them (:func:`_unlaunch`). At cap 1,024 the units launched and not yet seen
+    start lie after the cursor, and stepping over them every pass was 5 % of a run."""
+    return max(_cursor(ctx, test, distinct), ctx.memory.launched.get(test.name, 0))
 
 
 def _cursor(ctx: Pass, test: PlannedTest, distinct: Sequence[str]) -> int:
@@ -367,6 +403,11 @@ def execute(ctx: Pass) -> None:
     trusted, ctx.memory.idle_released = ctx.memory.idle_released, False
     _wake(ctx, changed)
     _seed_busy(ctx, live, loaded)
+    if trusted and ctx.dropped is not None:
+        # The last pass released every idle cordon against the busy set it ended with, which
+        # this one kept: the only cordons that can be idle now are on the nodes it dropped.
+        ctx.swept = True
+        ctx.freed.update(ctx.dropped)
     if ctx.audit_stamps:
         account_stamps(ctx)
     if changed is None:

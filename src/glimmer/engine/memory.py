@@ -16,7 +16,9 @@ again under the same name starts afresh):
 * quiet notes (see :mod:`.node_unit`), each dropped once it no longer holds, and the units
   asleep (:mod:`.sleep`), which a pass does not visit — both only while the index is reused;
 * per Node test, how far its targets have all been started (a cursor, so a pass does not walk
-  the targets it started long ago), and the live executions with the substrate's mark they
+  the targets it started long ago) and how far they were all in hand at the last walk (so a
+  pass at cap 1,024 does not step over the units it launched and has not yet seen start), and
+  the live executions with the substrate's mark they
   are current to (:mod:`.watch`);
 * execution names already computed (a hash each), bounded, and what an execution of a test's
   attempt is whatever its node (:class:`.podspec.Fixed`), for the plan it was built from;
@@ -86,6 +88,9 @@ class RunMemory:
     quiet: dict[tuple[str, str], Quiet] = field(default_factory=dict)
     sleepers: Sleepers = field(default_factory=Sleepers)
     cursor: dict[str, int] = field(default_factory=dict)  # Node test -> targets all started
+    # Node test -> how far its targets were all in hand (a result, or busy) when the last pass
+    # walked them; trusted only beside the kept busy set (see execute._kept_busy).
+    launched: dict[str, int] = field(default_factory=dict)
     watch: LiveWatch = field(default_factory=LiveWatch)  # the live executions, see .watch
     names: dict[NameKey, str] = field(default_factory=dict)
     # The node-independent parts of the executions built for ``fixed_plan``
@@ -128,6 +133,7 @@ class RunMemory:
         self.cordoned = None
         self.sleepers.clear()
         self.cursor.clear()
+        self.launched.clear()
         self.watch.clear()
         self.idle_released = False
         self.touched = None
