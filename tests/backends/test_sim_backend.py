@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from engine_world import GATE_MISCOMPARES, ScriptedRunner, reply, run_object, spec_of, world
 
-from glimmer.backends.sim.backend import BURST_SECONDS, JITTER
+from glimmer.backends.sim.backend import BURST_SECONDS, JITTER, REACTION_WINDOW
 from glimmer.backends.sim.driver import drive
 from glimmer.backends.sim.faults import INSUFFICIENT_GPU, ExecutionFault
 from glimmer.backends.sim.fleet import PRODUCT_LABEL, fleet_backend
@@ -162,3 +162,20 @@ def test_fleet_backend_nodes_are_the_fleets_and_a_planted_fault_is_found() -> No
     failed = {(r.name, r.nodes[0]) for r in status.results if r.phase is Phase.FAILED}
     assert failed and all(node == host for _, node in failed)
     assert all(not n.unschedulable for n in backend.nodes.values())
+
+
+def test_finishes_within_the_reaction_window_are_seen_in_one_pass_and_keep_their_own_times() -> (
+    None
+):
+    def once(window: float) -> tuple[int, list[Any]]:
+        w = world(4, {"a": GATED}, [{"testRef": "a"}], runner=ScriptedRunner(default="x=1"))
+        w.backend.reaction_window = window
+        w.submit(run_object(targets=list(w.backend.nodes), maxConcurrentNodes=4))
+        return w.drive().passes, _result_dump(w)
+
+    exact, gathered = once(0.0), once(REACTION_WINDOW)
+    # Four finishes seconds apart: a pass for each, or one for all four.
+    assert exact[0] > gathered[0]
+    # When the engine looks changes nothing it records: every time is the execution's own.
+    assert gathered[1] == exact[1]
+    assert len({r["finishedAt"] for r in exact[1]}) == 4

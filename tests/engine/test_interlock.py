@@ -11,6 +11,7 @@ from engine_world import world as make_world
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from glimmer.backends.sim.backend import REACTION_WINDOW
 from glimmer.backends.sim.faults import ExecutionFault
 from glimmer.contract.vocab import TERMINAL_PHASES
 
@@ -75,15 +76,23 @@ fault = st.builds(
     failing=st.sets(st.integers(0, 5), max_size=2),
     retries=st.integers(0, 2),
     seed=st.integers(0, 1000),
+    window=st.sampled_from([0.0, REACTION_WINDOW]),
 )
 def test_no_machinery_fault_takes_the_run_past_its_cap_at_any_instant(
-    n: int, cap: int, faults: list[ExecutionFault], failing: set[int], retries: int, seed: int
+    n: int,
+    cap: int,
+    faults: list[ExecutionFault],
+    failing: set[int],
+    retries: int,
+    seed: int,
+    window: float,
 ) -> None:
     tests = {
         "burn": spec_of("gpu-burn", durationSeconds=300, thresholds=[GATE_MISCOMPARES]),
         "bw": spec_of("memory-bw", repeatCount=2, checkpointIntervalSeconds=100),
     }
     w = _world(n, tests, faults, seed=seed)
+    w.backend.reaction_window = window  # each change seen at its instant, or several at once
     for i in failing:
         w.runner.on(reply("miscompares=3"), node=f"node-{i:03d}", test="burn")
     w.submit(

@@ -58,6 +58,12 @@ DEADLINE_EXIT = 143  # SIGTERM at activeDeadlineSeconds
 EVICTED_EXIT = 137
 ROLE_TAIL = 0.0  # a server / root ends with its last peer (same instant)
 QUIET_EVENTS = frozenset({"start"})
+# How long the simulated controller takes to look once something woke it: whatever else happens
+# within this many virtual seconds of the first change is seen in the same pass. A real one
+# gathers changes the same way (a watch's batching, the reconcile's own API round trips, the
+# wall-clock driver's poll of at most 10 s); looking at every finish at its exact instant made a
+# 16,384-node run 133,661 passes, one per unit, and half its CPU. A run lasts 0.3 % longer.
+REACTION_WINDOW = 5.0
 
 
 @dataclass(frozen=True)
@@ -167,8 +173,10 @@ class SimBackend(RunsInStore):
         tests: Mapping[str, BurnInTestSpec] | None = None,
         sinks: SinkSet | None = None,
         store: StoredRuns | None = None,
+        reaction_window: float = REACTION_WINDOW,
     ) -> None:
         self.nodes: dict[str, NodeView] = {n.name: n for n in nodes}
+        self.reaction_window = reaction_window  # 0: every change seen at its own instant
         self.runner = runner
         self.seed = seed
         self.epoch = start
@@ -340,14 +348,17 @@ class SimBackend(RunsInStore):
 
     def advance(self, until: float) -> bool:
         """Apply events in time order until one the engine would be woken by (a termination,
-        Ready, a deletion) has happened, or the clock reaches ``until``. A container starting
-        wakes nobody: the engine reads the start time off the execution when it next looks.
-        False when nothing is left to happen before ``until``."""
+        Ready, a deletion) has happened, then every event within :attr:`reaction_window` of it,
+        or until the clock reaches ``until``. A container starting wakes nobody: the engine
+        reads the start time off the execution when it next looks. False when nothing is left
+        to happen before ``until``."""
         while self._events and self._events[0].at <= until:
             event = heapq.heappop(self._events)
             if self._apply(event) and event.kind not in QUIET_EVENTS:
-                # One observation per instant: whatever else happens at this time goes with it.
-                while self._events and self._events[0].at <= event.at:
+                # One observation per window: whatever else happens by its end goes with it.
+                # The window never runs past ``until``, the engine's own next wake-up.
+                horizon = min(event.at + self.reaction_window, until)
+                while self._events and self._events[0].at <= horizon:
                     self._apply(heapq.heappop(self._events))
                 return True
         if until == float("inf"):
