@@ -174,7 +174,7 @@ def test_finishes_within_the_reaction_window_are_seen_in_one_pass_and_keep_their
         return w.drive().passes, _result_dump(w)
 
     exact, gathered = once(0.0), once(REACTION_WINDOW)
-    # Four finishes seconds apart: a pass for each, or one for all four.
+    # Four finishes seconds apart: seen one by one, or gathered into fewer passes.
     assert exact[0] > gathered[0]
     # When the engine looks changes nothing it records: every time is the execution's own.
     assert gathered[1] == exact[1]
