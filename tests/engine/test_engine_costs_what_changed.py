@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from engine_world import run_object, spec_of, world
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from glimmer.api.run import BurnInRun, BurnInRunStatus
 from glimmer.backends.sim.backend import SimBackend, SimExecutions
@@ -239,6 +241,55 @@ def test_admission_is_shown_only_the_runs_that_could_share_a_named_node() -> Non
     assert index.rivals([a, b2], ["n5"]) == [b2]
     assert index.rivals([a, b2], ["n3"]) == []
     assert len(index) == 2  # only the last listing is kept
+
+
+_POOL_NODES = [f"n{i}" for i in range(6)]
+
+
+def _full_walk(listing: Sequence[BurnInRun], targets: Sequence[str]) -> list[BurnInRun]:
+    """What admission would be shown without an index: every listed run that names one of
+    ``targets`` or names none (only its selector can tell), once, in listing order."""
+    wanted = set(targets)
+    out: list[BurnInRun] = []
+    for run in listing:
+        names = run.spec.target.node_names
+        if (not names or wanted & set(names)) and all(run is not r for r in out):
+            out.append(run)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 29), max_size=24),  # the listing: runs of a pool, any order
+            st.lists(st.sampled_from(_POOL_NODES), min_size=1, max_size=3),  # the targets
+            st.sets(st.integers(0, 29), max_size=4),  # runs replaced before this listing
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_admission_is_shown_what_a_full_walk_of_each_fresh_listing_shows(
+    steps: list[tuple[list[int], list[str], set[int]]],
+) -> None:
+    def made(i: int, version: int) -> BurnInRun:
+        if i % 7 == 0:  # a selector run
+            run = run_object(f"r{i}").model_copy(deep=True)
+            run.spec.target.node_names = None
+            run.spec.target.node_selector = {"pool": "x"}
+            return run
+        nodes = [_POOL_NODES[(i + version) % 6], _POOL_NODES[(i * 5 + version) % 6]]
+        return _named(f"r{i}", sorted(set(nodes)), f"u{i}-{version}")
+
+    pool = {i: made(i, 0) for i in range(30)}
+    index = RunIndex()
+    for version, (picked, targets, replaced) in enumerate(steps, start=1):
+        for i in replaced:  # a new object: what a status write hands back
+            pool[i] = made(i, version)
+        listing = [pool[i] for i in picked]  # duplicates too: the index must not mind
+        got = index.rivals(listing, targets)
+        assert [id(r) for r in got] == [id(r) for r in _full_walk(listing, targets)]
 
 
 def test_a_sweep_of_pairs_refuses_an_overlapping_run_as_a_full_walk_would() -> None:
