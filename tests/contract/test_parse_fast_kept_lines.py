@@ -1,5 +1,6 @@
 """Lines decided once for every output (issue 12): an output parses to the same result whether
-its lines were met before in other outputs, decided afresh, or met once the bound is reached."""
+its lines were met before in other outputs, decided afresh, or met while the memory of recent
+lines turns over; the memory stays bounded and keeps the lines in use."""
 
 import pytest
 from hypothesis import given, settings
@@ -28,22 +29,35 @@ def test_outputs_parse_the_same_with_lines_kept_or_decided_afresh(
     kind: str, outputs: list[str]
 ) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(parse_module, "_kept", {})
+        mp.setattr(parse_module, "_lines", parse_module._RecentLines(4096))
         kept = _parse_all(kind, outputs)
         again = _parse_all(kind, outputs)  # every line met before now
-        mp.setattr(parse_module, "_KEPT_LINES", 0)
-        afresh = _parse_all(kind, outputs)
+        mp.setattr(parse_module, "_lines", parse_module._RecentLines(1))
+        afresh = _parse_all(kind, outputs)  # a new generation at almost every line
     assert kept == again == afresh
 
 
-def test_lines_past_the_bound_are_decided_per_output(monkeypatch: pytest.MonkeyPatch) -> None:
-    kept: dict[tuple[str, bytes], object] = {}
-    monkeypatch.setattr(parse_module, "_kept", kept)
-    monkeypatch.setattr(parse_module, "_KEPT_LINES", 2)
-    got = parse("gpu-burn", "gpu_temp_c=71\necc_errors=0\nxid_count=3\nxid_count=3\n", 0)
-    assert got.metrics == {"gpuTempC": "71", "eccErrors": "0", "xidEvents": "3"}
-    assert len(kept) == 2  # the first two lines met; the bound holds
-    assert parse("gpu-burn", "xid_count=3\ngpu_temp_c=71", 0).metrics == {
-        "xidEvents": "3",
-        "gpuTempC": "71",
-    }
+def test_the_memory_of_lines_stays_bounded_and_keeps_the_lines_in_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = parse_module._RecentLines(4)
+    monkeypatch.setattr(parse_module, "_lines", memory)
+    for node in range(50):  # each node prints its own serial next to a line every node prints
+        got = parse("gpu-burn", f"ecc_errors=0\nserial=S{node:04d}\n", 0)
+        assert got.metrics == {"eccErrors": "0", "serial": f"S{node:04d}"}
+        assert len(memory.young) <= 4 and len(memory.old) <= 4
+    remembered = memory.young.keys() | memory.old.keys()
+    assert ("gpu-burn", b"ecc_errors=0") in remembered  # in steady use: carried over
+    assert ("gpu-burn", b"serial=S0000") not in remembered  # a node long finished: gone
+    assert ("gpu-burn", b"serial=S0049") in remembered
+
+
+def test_long_lines_are_decided_where_they_appear_and_never_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = parse_module._RecentLines(4096)
+    monkeypatch.setattr(parse_module, "_lines", memory)
+    long_value = "x" * 300
+    for _ in range(2):
+        assert parse("custom", f"note={long_value}\n", 0).metrics == {"note": long_value}
+    assert not memory.young and not memory.old

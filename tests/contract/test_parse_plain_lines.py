@@ -26,9 +26,9 @@ def test_an_output_parses_the_same_split_at_once_or_scanned(
     kind: str, output: str, code: int
 ) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(parse_module, "_kept", {})
+        mp.setattr(parse_module, "_lines", parse_module._RecentLines(4096))
         split = parse(kind, output, code)
-        mp.setattr(parse_module, "_kept", {})
+        mp.setattr(parse_module, "_lines", parse_module._RecentLines(4096))
         mp.setattr(parse_module, "plain_lines", lambda data: None)
         scanned = parse(kind, output, code)
     assert split == scanned

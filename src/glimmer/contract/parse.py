@@ -29,20 +29,20 @@ from glimmer.contract.text import trim_space
 from glimmer.contract.vocab import Artifact, ParsedResult
 
 UNMEASURABLE = "n/a"  # the only sentinel; "unknown", "none" and "" are ordinary values
-# Reprinted lines (a soak prints the same lines thousands of times) are decided once. The cache
-# is bounded so that a log of distinct lines cannot grow it; long lines are never cached.
-_DECIDED_LINES = 4096
-_DECIDED_LINE_BYTES = 256
+# Lines longer than this are decided afresh wherever they appear (never remembered).
+_KEPT_LINE_BYTES = 256
 # A key's canonical name (or its refusal) depends only on the kind and the key, and a fleet's
 # runs print the same few dozen keys in every output: each (kind, key) is resolved once per
 # process (at 4,096 nodes the names were validated 1.6M times, 6 % of the run). Bounded, so that
 # outputs of ever new keys cannot grow it; past the bound a key is resolved per output.
 _RESOLVED_KEYS = 8192
-# The same holds of whole lines across outputs: nine in ten lines a fleet's runners print were
-# printed before by another node ("ecc_errors=0", "gpuClass=pcie-gen5"), and a line says the
-# same whatever output it is in. The first lines met are kept, up to the bound (about 8 MB at
-# most); past it a line is decided per output as before. The common lines come first.
-_KEPT_LINES = 16384
+# The same holds of whole lines: a line says the same whatever output it is in, and nine in ten
+# lines a fleet's runners print were printed before, by another node ("ecc_errors=0") or by the
+# same node's earlier test (its serials, its hostname). What is remembered is what was met
+# lately (:class:`_RecentLines`): keeping the first lines met for good filled the memory at
+# 16,384 nodes with lines of nodes long finished, and a third of the parses then decided lines
+# afresh (486,515 lines, 32x those at 4,096 nodes for 4x the outputs).
+_KEPT_LINES = 16384  # per generation: at most two, about 16 MB
 _INTERNED_VALUE_BYTES = 64
 _resolved: dict[tuple[str, str], str | None] = {}
 
@@ -62,7 +62,36 @@ class _Line(NamedTuple):
 
 
 _BLANK = _Line()
-_kept: dict[tuple[str, bytes], _Line] = {}  # (kind, line) -> what it says; see _KEPT_LINES
+
+
+class _RecentLines:
+    """What lines said, (kind, line) -> :class:`_Line`, for the lines met lately: two
+    generations, the young one filled until it holds ``bound`` lines, then made the old one
+    (the old one dropped). A line found in the old generation is carried into the young one, so
+    a line in steady use stays, and one of a node long finished goes within two generations.
+    Memory is bounded (2x ``bound``) and no lookup costs more than two dict reads."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.young: dict[tuple[str, bytes], _Line] = {}
+        self.old: dict[tuple[str, bytes], _Line] = {}
+
+    def recall(self, key: tuple[str, bytes]) -> _Line | None:
+        """What ``key`` said if it is in the old generation (the young one was asked first)."""
+        said = self.old.get(key)
+        if said is not None:
+            self.keep(key, said)
+        return said
+
+    def keep(self, key: tuple[str, bytes], said: _Line) -> None:
+        young = self.young
+        if len(young) >= self.bound:
+            self.old, self.young = young, {}
+            young = self.young
+        young[key] = said
+
+
+_lines = _RecentLines(_KEPT_LINES)
 
 
 def _resolve(kind: str, key: str) -> str | None:
@@ -170,22 +199,22 @@ def parse(kind: str, stdout: str | bytes, exit_code: int) -> ParsedResult:
     unmeasurable: set[str] = set()
     invalid: list[str] = []
     message = ""
-    decided: dict[bytes, _Line] = {}
+    recent = _lines.young
     # A runner's output is split at once, and a line met before needs no blank test (only
     # non-blank lines are ever decided): the line-by-line scan was a tenth of the parse.
     lines = plain_lines(data)
     for raw_line in scan(data, artifacts) if lines is None else lines:
         known = (kind, raw_line)
-        said = _kept.get(known) or decided.get(raw_line)  # a _Line is a non-empty tuple
+        said = recent.get(known)
         if said is None:
-            if lines is not None and not raw_line.strip():
-                continue  # blank: scan skips such lines itself
-            said = _read_line(kind, raw_line)
-            if len(raw_line) <= _DECIDED_LINE_BYTES:
-                if len(_kept) < _KEPT_LINES:
-                    _kept[known] = said
-                elif len(decided) < _DECIDED_LINES:
-                    decided[raw_line] = said
+            said = _lines.recall(known)
+            if said is None:
+                if lines is not None and not raw_line.strip():
+                    continue  # blank: scan skips such lines itself
+                said = _read_line(kind, raw_line)
+                if len(raw_line) <= _KEPT_LINE_BYTES:
+                    _lines.keep(known, said)
+            recent = _lines.young  # a new generation may have begun
         name = said.name
         if name is None:
             if said.rejected is None:
