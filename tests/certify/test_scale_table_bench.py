@@ -80,3 +80,41 @@ def test_the_reference_loop_does_the_same_work_on_every_machine(
     monkeypatch.setattr(bench, "REFERENCE_LOOPS", 1000)
     expected = sum(len(f"node-{i:05d}") + i % 7 for i in range(1000))
     assert bench.child_reference() == bench.child_reference() == f"checksum {expected}"
+
+
+def _case(name: str, nodes: int = 0) -> Any:
+    return bench.Case(name, nodes, [name], bench._engine_note)
+
+
+def _measured(cpu: float, rc: int = 0) -> Any:
+    return bench.Measured(cpu, cpu, 1, rc, "Passed, 1 passes")
+
+
+def test_a_case_shows_its_try_of_least_cpu_among_those_that_ended_well() -> None:
+    row = bench.best_of(_case("c"), [_measured(5.0), _measured(2.0, rc=1), _measured(4.0)])
+    assert row.got is not None and row.got.cpu_s == 4.0  # the failed try is no figure
+    assert row.note == "Passed, 1 passes; best of 3 (5.00, 2.00, 4.00 s)"
+
+
+def test_a_case_with_no_try_that_ended_well_shows_the_last_failure() -> None:
+    row = bench.best_of(_case("c"), [_measured(2.0, rc=1), _measured(3.0, rc=1)])
+    assert row.got is not None and row.got.cpu_s == 3.0
+    assert row.note.startswith("failed: rc 1") and bench.cpu_of(row) is None
+
+
+def test_the_cases_run_round_by_round_and_the_big_ones_are_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ran: list[str] = []
+    cpu = iter([3.0, 1.0, 2.0, 4.0])
+
+    def measure(argv: list[str], timeout: float) -> Any:
+        ran.append(argv[0])
+        return _measured(next(cpu))
+
+    monkeypatch.setattr(bench, "measure", measure)
+    cases = [_case("a"), _case("b"), _case("big", nodes=4096)]
+    got = bench.run_rounds(cases, repeat=2, timeout=10.0, limit=1024)
+    assert ran == ["a", "b", "a", "b"]  # each case once a round, not all its tries in a row
+    assert [got[n].got.cpu_s for n in ("a", "b")] == [2.0, 1.0]
+    assert got["big"].got is None and got["big"].note == "over --max-nodes 1,024"
