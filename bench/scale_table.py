@@ -399,22 +399,33 @@ def run_rounds(cases: Sequence[Case], repeat: int, timeout: float, limit: float)
     }
 
 
+# Each case's name, which is also its key from the rounds to the table.
+REFERENCE = "reference: pure-Python loop"
+
+
+def acceptance_case(nodes: int, cap: int) -> str:
+    return f"acceptance {nodes:,} nodes, cap {cap:,}"
+
+
+def pairs_case(pairs: int) -> str:
+    return f"pair-network {pairs:,} pairs"
+
+
+def certify_case_name(nodes: int) -> str:
+    return f"certify diagnose {nodes:,} nodes, 1 fault"
+
+
 def _cases(me: list[str], glimmer: str, folder: Path, limit: float) -> list[Case]:
-    cases = [Case("reference: pure-Python loop", 0, [*me, "reference"], _engine_note)]
+    cases = [Case(REFERENCE, 0, [*me, "reference"], _engine_note)]
     cases += [
-        Case(f"acceptance {n:,} nodes, cap 64", n, [*me, "acceptance", str(n), "64"], _engine_note)
-        for n in ACCEPTANCE_NODES
+        Case(acceptance_case(n, cap), n, [*me, "acceptance", str(n), str(cap)], _engine_note)
+        for n, cap in [(n, 64) for n in ACCEPTANCE_NODES] + [(4096, 1024)]
     ]
-    cases.append(Case("acceptance 4,096 nodes, cap 1,024", 4096,
-                      [*me, "acceptance", "4096", "1024"], _engine_note))  # fmt: skip
-    cases += [
-        Case(f"pair-network {p:,} pairs", 2 * p, [*me, "pairs", str(p)], _engine_note)
-        for p in PAIRS
-    ]
+    cases += [Case(pairs_case(p), 2 * p, [*me, "pairs", str(p)], _engine_note) for p in PAIRS]
     for n in CERTIFY_NODES:
-        name = f"certify diagnose {n:,} nodes, 1 fault"
+        name = certify_case_name(n)
         if n > limit:
-            cases.append(Case(name, n, [], _version_note))
+            cases.append(Case(name, n, [], _engine_note))  # left out: never run
             continue
         argv, host = certify_case(folder, n, glimmer)
         cases.append(Case(name, n, argv, _certify_note(host)))
@@ -442,10 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         got = run_rounds(cases, args.repeat, args.timeout, limit)
     rows = table_rows(got)
     # The fastest of three (or of the rounds): a start-up figure is what an idle machine gives.
-    version_case = Case("glimmer --version", 0, [glimmer, "--version"], _version_note)
-    tries = [measure(version_case.argv, args.timeout) for _ in range(max(3, args.repeat))]
+    tries = [measure([glimmer, "--version"], args.timeout) for _ in range(max(3, args.repeat))]
     version = min(
-        (Row(version_case.name, t, outcome(t, _version_note)) for t in tries),
+        (Row("glimmer --version", t, outcome(t, _version_note)) for t in tries),
         key=lambda r: r.got.wall_s if r.got else math.inf,
     )
     if version.got and not version.note.startswith("failed"):
@@ -460,8 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def table_rows(got: dict[str, Row]) -> list[Row]:
     """The table's rows, in order, with their ratios and the checks on the 16k-node run."""
-    reference = got["reference: pure-Python loop"]
-    acc = [got[f"acceptance {n:,} nodes, cap 64"] for n in ACCEPTANCE_NODES]
+    reference = got[REFERENCE]
+    acc = [got[acceptance_case(n, 64)] for n in ACCEPTANCE_NODES]
     rows = [reference, *acc]
     for small, big in itertools.pairwise(acc):
         ratio_check(big, small, "per 4x nodes", RATIO_TARGET)
@@ -501,13 +511,13 @@ def table_rows(got: dict[str, Row]) -> list[Row]:
             derived=True,
         )
     )
-    cap = got["acceptance 4,096 nodes, cap 1,024"]
+    cap = got[acceptance_case(4096, 1024)]
     ratio_check(cap, acc[1], "over cap 64", CAP_RATIO_TARGET)
     rows.append(cap)
-    pairs = [got[f"pair-network {p:,} pairs"] for p in PAIRS]
+    pairs = [got[pairs_case(p)] for p in PAIRS]
     ratio_check(pairs[1], pairs[0], "per 4x pairs", RATIO_TARGET)
     rows += pairs
-    certs = [got[f"certify diagnose {n:,} nodes, 1 fault"] for n in CERTIFY_NODES]
+    certs = [got[certify_case_name(n)] for n in CERTIFY_NODES]
     ratio_check(certs[1], certs[0], "per 4x nodes", RATIO_TARGET)
     rows += certs
     return rows
